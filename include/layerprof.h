@@ -1,0 +1,285 @@
+/*
+ * layerprof.h: profile a TorchScript model layer by layer, from C.
+ *
+ * Conventions (read these first):
+ *  - Every public name starts with `lp_` (types, functions) or `LP_` (macros, enum values).
+ *  - Handles are typed and opaque (`lp_session *`). Each is created by one `*_open`/`*_create`
+ *    function and released by one `*_close`/`*_free` function; release functions accept NULL.
+ *  - Every function that can fail returns an int status: LP_OK (0) or a negative `lp_status`.
+ *    On failure, `lp_error_last()` returns a one-line message describing the cause. The message is
+ *    thread-local and valid until the next layerprof call on the same thread.
+ *  - Ownership: a pointer handed back through an out parameter (`**out`) belongs to the caller and
+ *    says which function frees it. A pointer returned directly is borrowed from its parent handle and
+ *    lives as long as that handle (or until the next call that says it invalidates it).
+ *  - Strings passed in are borrowed for the duration of the call unless a comment says otherwise.
+ *    `lp_options` is a plain struct of borrowed pointers: whatever it points to must outlive every
+ *    call that is given the struct (lp_session_open copies what it keeps).
+ *  - Times are integer nanoseconds and sizes integer bytes; only renderers format them.
+ *  - No C++ exception ever crosses this API. Safe to include from C and C++.
+ */
+#ifndef LAYERPROF_H
+#define LAYERPROF_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define LP_VERSION_MAJOR 0
+#define LP_VERSION_MINOR 1
+#define LP_VERSION_PATCH 0
+#define LP_VERSION_STRING "0.1.0"
+
+/* ------------------------------------------------------------------------------------------ */
+/* Status codes and errors                                                                     */
+
+typedef enum lp_status {
+    LP_OK = 0,
+    LP_ERR_INVALID = -1,     /* a bad argument or option value (a usage error in the CLI) */
+    LP_ERR_IO = -2,          /* a file could not be read or written */
+    LP_ERR_MODEL = -3,       /* the model could not be loaded, or is not usable as asked */
+    LP_ERR_RUNTIME = -4,     /* libtorch failed while running the model (wrong input, ...) */
+    LP_ERR_NOMEM = -5,       /* out of memory, or a request larger than the memory available */
+    LP_ERR_UNSUPPORTED = -6, /* a feature this build or this libtorch does not have */
+    LP_ERR_BUSY = -7,        /* another profiler holds a slot layerprof needs */
+    LP_ERR_NOT_FOUND = -8,   /* a named thing (module path, column, ...) does not exist */
+    LP_ERR_STATE = -9        /* a call out of order (ending a region never begun, ...) */
+} lp_status;
+
+/* The message of the last failed call on this thread ("" if none). Borrowed, thread-local. */
+const char *lp_error_last(void);
+
+/* A short name for a status code ("invalid argument"). Static storage. */
+const char *lp_status_name(int status);
+
+/* The library version string, e.g. "0.1.0". Static storage. */
+const char *lp_version(void);
+
+/* The libtorch version the library was built against, e.g. "1.13" or "2.15". Static storage. */
+const char *lp_torch_version(void);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Inputs                                                                                      */
+
+#define LP_MAX_DIMS 8
+#define LP_MAX_INPUTS 16
+#define LP_PATH_MAX 4096
+
+typedef enum lp_dtype {
+    LP_DTYPE_FLOAT32 = 0,
+    LP_DTYPE_FLOAT64,
+    LP_DTYPE_FLOAT16,
+    LP_DTYPE_BFLOAT16,
+    LP_DTYPE_INT64,
+    LP_DTYPE_INT32,
+    LP_DTYPE_INT16,
+    LP_DTYPE_INT8,
+    LP_DTYPE_UINT8,
+    LP_DTYPE_BOOL
+} lp_dtype;
+
+typedef enum lp_fill {
+    LP_FILL_RANDOM = 0, /* uniform in [low, high); float default [0, 1), integers need a range */
+    LP_FILL_ZEROS,
+    LP_FILL_ONES,
+    LP_FILL_FILE /* raw little-endian data read from `file` */
+} lp_fill;
+
+/* One input tensor. Plain data, no pointers: copy it freely. */
+typedef struct lp_input_spec {
+    int ndim;
+    int64_t shape[LP_MAX_DIMS];
+    lp_dtype dtype;
+    lp_fill fill;
+    int has_range; /* 1 when low/high were given (required for random integer inputs) */
+    double low, high;
+    char file[LP_PATH_MAX]; /* LP_FILL_FILE only */
+} lp_input_spec;
+
+/* Parses "SHAPE[:DTYPE][:FILL]", e.g. "1x3x224x224", "1x32:int64:0..1000", "2x8:float16:zeros".
+ * FILL is random (default), zeros, ones, or a range LO..HI for random values. */
+int lp_input_spec_parse(const char *text, lp_input_spec *out);
+
+/* Parses "FILE:SHAPE[:DTYPE]" (raw little-endian data). FILE may itself contain ':'. */
+int lp_input_file_spec_parse(const char *text, lp_input_spec *out);
+
+/* Writes the spec back in the syntax lp_input_spec_parse reads (files as "FILE:SHAPE:DTYPE").
+ * Returns the length it needed (like snprintf). */
+int lp_input_spec_format(const lp_input_spec *spec, char *buf, size_t size);
+
+/* Bytes the tensor needs (0 for an invalid spec). Saturates at INT64_MAX instead of overflowing. */
+int64_t lp_input_spec_bytes(const lp_input_spec *spec);
+
+/* "float32", "int64", ... Static storage. */
+const char *lp_dtype_name(lp_dtype dtype);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Options                                                                                     */
+
+typedef enum lp_mode {
+    LP_MODE_HOOKS = 0, /* TorchScript optimizer off: true module entry/exit for every module */
+    LP_MODE_GRAPH      /* optimised graph: ops attributed to modules through the inlined call stack */
+} lp_mode;
+
+typedef enum lp_units { LP_UNITS_AUTO = 0, LP_UNITS_US, LP_UNITS_MS, LP_UNITS_S } lp_units;
+
+typedef enum lp_format {
+    LP_FORMAT_TREE = 0 /* torchprof's box-drawn table */
+} lp_format;
+
+typedef struct lp_output_spec {
+    lp_format format;
+    const char *file; /* NULL or "-" for stdout */
+} lp_output_spec;
+
+#define LP_OPTIONS_VERSION 1
+
+/* Everything a profiling run can be told. Initialise with lp_options_init; fields only grow at the
+ * end. Pointers are borrowed (see the conventions above). */
+typedef struct lp_options {
+    unsigned version; /* LP_OPTIONS_VERSION */
+
+    const char *model_path;
+    const char *device; /* "cpu" (default when NULL) */
+    lp_mode mode;
+
+    const lp_input_spec *inputs; /* NULL/0: the inputs recorded in the model file */
+    size_t n_inputs;
+    uint64_t seed; /* for random inputs */
+
+    int warmup;     /* unprofiled forwards before measuring (default 2) */
+    int iterations; /* profiled forwards (default 10) */
+    int threads;    /* intra-op threads; 0 keeps libtorch's default */
+
+    int memory; /* per-module memory (retained, peak, net) */
+    int events; /* per-op rows under each module */
+    int shapes; /* group op rows by input shapes */
+
+    const char *const *paths; /* modules to profile (dotted, tuple or glob); NULL/0: all */
+    size_t n_paths;
+
+    /* Display */
+    int depth;        /* fold modules deeper than this into their ancestor; -1: no limit */
+    const char *sort; /* column id to sort siblings by; NULL: model order */
+    int top;          /* print the K modules with the most self time under the tree; 0: none */
+    const char *const *columns; /* column ids, in order; NULL/0: the default set */
+    size_t n_columns;
+    lp_units units;
+    int ascii; /* ASCII glyphs instead of box drawing */
+
+    const lp_output_spec *outputs; /* NULL/0: one tree on stdout */
+    size_t n_outputs;
+
+    int verbose; /* let libtorch's own log output through */
+} lp_options;
+
+/* Fills `opts` with the defaults. */
+void lp_options_init(lp_options *opts);
+
+/* Checks the values for range and consistency, with a message naming the bad field. */
+int lp_options_validate(const lp_options *opts);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Sessions                                                                                    */
+
+typedef struct lp_session lp_session;
+
+/* Loads the model and prepares the inputs. The session copies everything it keeps from `opts`.
+ * On success *out must be released with lp_session_close. */
+int lp_session_open(lp_session **out, const lp_options *opts);
+
+/* Runs the warm-up forwards, then the profiled iterations, aggregating into the module tree.
+ * Calling it again adds more iterations to the same tree. */
+int lp_session_run(lp_session *session);
+
+/* Renders the report in the given format to `out`, using the session's display options. */
+int lp_session_render(lp_session *session, lp_format format, FILE *out);
+
+/* Writes every output of the options (or the tree to stdout when there is none). */
+int lp_session_write_outputs(lp_session *session);
+
+/* Releases the session and everything borrowed from it. NULL is allowed. */
+void lp_session_close(lp_session *session);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Reading the report                                                                          */
+
+/* One node (module) of the finished tree. Pointers are borrowed from the session.
+ * Times are per iteration (raw sum / iterations); raw sums are kept alongside. */
+typedef struct lp_node_info {
+    const char *path;       /* dotted path, "" for the root */
+    const char *name;       /* last path segment, or the class name for the root */
+    const char *class_name; /* short class name ("Conv2d") */
+    int parent;             /* index of the parent node, -1 for the root */
+    int depth;              /* 0 for the root */
+    int selected;           /* 1 when measured (all nodes unless paths were given) */
+    uint64_t raw_calls;     /* calls over all iterations */
+    uint64_t raw_total_ns;  /* inclusive wall time over all iterations */
+    uint64_t raw_self_ns;   /* total minus child modules' totals, over all iterations */
+    uint64_t iterations;    /* iterations aggregated */
+    double calls;           /* raw_calls / iterations */
+    double total_ns;        /* raw_total_ns / iterations */
+    double self_ns;         /* raw_self_ns / iterations */
+} lp_node_info;
+
+/* The number of nodes in the module tree (named_modules() order, root first). */
+int lp_session_node_count(const lp_session *session, size_t *out);
+
+/* Fills `out` for node `index`. */
+int lp_session_node(const lp_session *session, size_t index, lp_node_info *out);
+
+/* Finds a node by dotted path. *out receives its index. */
+int lp_session_find(const lp_session *session, const char *path, size_t *out);
+
+/* 1 when the model has no submodule frames to hook (frozen / optimize_for_inference). */
+int lp_session_is_frozen(const lp_session *session);
+
+/* What a run did, beyond the tree. */
+typedef struct lp_run_info {
+    uint64_t iterations;  /* profiled forwards so far */
+    uint64_t driver_ns;   /* the driver's own wall time around those forwards, summed */
+    uint64_t events;      /* events delivered to the core */
+    uint64_t dropped;     /* events the core could not use (see the report's notes) */
+    uint64_t graph_sites_resolved; /* graph mode: op sites resolved through the call stack */
+    uint64_t graph_sites_hit;      /* graph mode: op sites served from the cache */
+} lp_run_info;
+
+int lp_session_run_info(const lp_session *session, lp_run_info *out);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Configuration files                                                                         */
+
+/* A YAML configuration file (docs/config.md) read into lp_options. Owns every string and array
+ * its options point to. */
+typedef struct lp_config lp_config;
+
+/* Reads the YAML file at `path`. Keys it leaves out keep lp_options_init's defaults.
+ * On success *out belongs to the caller: free it with lp_config_free.
+ * Fails with LP_ERR_IO when the file cannot be read and LP_ERR_INVALID when its content is wrong.
+ * Unlike other errors, lp_error_last() may then hold three lines: "FILE:LINE:COLUMN: message"
+ * (1-based), the offending line indented by two spaces, and a caret under the column. */
+int lp_config_load(lp_config **out, const char *path);
+
+/* The same for a NUL-terminated string; `name_for_errors` (NULL: "<string>") starts messages. */
+int lp_config_parse_string(lp_config **out, const char *yaml_text, const char *name_for_errors);
+
+/* The options the configuration describes. Borrowed: the struct and everything it points to live
+ * until lp_config_free(cfg). To override some fields (CLI flags), copy the struct and assign. */
+const lp_options *lp_config_options(const lp_config *cfg);
+
+/* Releases the configuration and the options borrowed from it. NULL is allowed. */
+void lp_config_free(lp_config *cfg);
+
+/* Writes `opts` to `out` as a configuration file listing every key, defaults included, which
+ * lp_config_parse_string reads back into identical options (the CLI's --print-config). Options
+ * the parser would reject (an empty string, iterations 0, ...) are written as they are. */
+int lp_options_write_yaml(const lp_options *opts, FILE *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LAYERPROF_H */

@@ -1,0 +1,350 @@
+// model.cpp: loading a TorchScript file, listing its modules, making inputs, running forward.
+#include <ATen/CPUGeneratorImpl.h>
+#include <ATen/Parallel.h>
+#include <c10/core/InferenceMode.h>
+#include <c10/util/Logging.h>
+#include <torch/csrc/jit/python/update_graph_executor_opt.h>
+#include <torch/version.h>
+
+#include <cerrno>
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <new>
+
+#include "shim_internal.hpp"
+
+namespace {
+thread_local char g_error[2048];
+
+#define LPS_STR2(x) #x
+#define LPS_STR(x) LPS_STR2(x)
+const char k_torch_version[] = LPS_STR(TORCH_VERSION_MAJOR) "." LPS_STR(TORCH_VERSION_MINOR);
+
+// libtorch's warnings (TORCH_WARN) go here unless --verbose: they are not the report.
+// The handler's signature changed between 1.13 and 2.x.
+struct SilentWarnings : c10::WarningHandler {
+#if TORCH_VERSION_MAJOR >= 2
+    void process(const c10::Warning &) override {}
+#else
+    void process(const c10::SourceLocation &, const std::string &, const bool) override {}
+#endif
+};
+SilentWarnings g_silent;
+} // namespace
+
+namespace lps {
+
+int set_error(int status, const char *fmt, ...) noexcept {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(g_error, sizeof g_error, fmt, ap);
+    va_end(ap);
+    return status;
+}
+
+std::string first_line(const std::string &what) {
+    // TorchScript errors carry a traceback; the cause is the last line that looks like
+    // "SomethingError: ..." (the Python-side exception the script raised), or the first line.
+    std::string best;
+    size_t start = 0;
+    while (start < what.size()) {
+        size_t end = what.find('\n', start);
+        if (end == std::string::npos) end = what.size();
+        std::string line = what.substr(start, end - start);
+        size_t colon = line.find("Error: ");
+        if (colon != std::string::npos && colon < 40 && line.find(' ') > colon) best = line;
+        if (best.empty() && start == 0) best = line;
+        start = end + 1;
+    }
+    while (!best.empty() && (best.back() == ' ' || best.back() == '\r'))
+        best.pop_back();
+    return best;
+}
+
+} // namespace lps
+
+extern "C" {
+
+const char *lps_error_last(void) {
+    return g_error;
+}
+
+const char *lps_torch_version(void) {
+    return k_torch_version;
+}
+
+void lps_set_verbose(int verbose) {
+    if (!verbose) {
+#if TORCH_VERSION_MAJOR >= 2
+        c10::WarningUtils::set_warning_handler(&g_silent);
+#else
+        c10::Warning::set_warning_handler(&g_silent);
+#endif
+        FLAGS_caffe2_log_level = 3; // errors come back as exceptions, not log lines
+    }
+}
+
+int lps_set_threads(int threads) {
+    LPS_GUARD({
+        if (threads > 0) at::set_num_threads(threads);
+        return LP_OK;
+    })
+}
+
+static int parse_device(const char *device, c10::Device *out) {
+    try {
+        *out = c10::Device(device && *device ? device : "cpu");
+    } catch (...) {
+        return lps::set_error(LP_ERR_INVALID, "unknown device '%s'", device);
+    }
+    if (!out->is_cpu() && !out->is_cuda())
+        return lps::set_error(LP_ERR_INVALID, "unsupported device '%s' (cpu or cuda)", device);
+    return LP_OK;
+}
+
+// Lists named_modules() in order, records each module object's address (the `self` a frame
+// runs on) and each path, so events map to module indices without building strings.
+static void index_modules(lps_model *m) {
+    for (const auto &item : m->module.named_modules()) {
+        lps::ModuleEntry e;
+        e.path = item.name;
+        auto type = item.value.type();
+        e.class_name = type->name() ? type->name()->name() : std::string("Module");
+        e.parent = -1;
+        if (!e.path.empty()) {
+            size_t dot = e.path.rfind('.');
+            auto it = m->path_to_module.find(dot == std::string::npos ? "" : e.path.substr(0, dot));
+            e.parent = it == m->path_to_module.end() ? 0 : it->second;
+        }
+        int32_t index = (int32_t)m->modules.size();
+        m->path_to_module.emplace(e.path, index);
+        m->self_to_module.emplace(item.value._ivalue().get(), index);
+        m->modules.push_back(std::move(e));
+    }
+}
+
+int lps_model_load(const char *path, const char *device, int optimize, lps_model **out) {
+    if (!path || !out) return lps::set_error(LP_ERR_INVALID, "lps_model_load: NULL argument");
+    *out = nullptr;
+    c10::Device dev(c10::kCPU);
+    int rc = parse_device(device, &dev);
+    if (rc) return rc;
+    {
+        std::ifstream probe(path, std::ios::binary);
+        if (!probe)
+            return lps::set_error(LP_ERR_IO, "cannot open model '%s': %s", path, strerror(errno));
+    }
+    auto *m = new (std::nothrow) lps_model();
+    if (!m) return lps::set_error(LP_ERR_NOMEM, "out of memory");
+    try {
+        // The executor mode must be set before the first run of any function of this module:
+        // libtorch caches its decision per function.
+        torch::jit::setGraphExecutorOptimize(optimize != 0);
+        m->optimize = optimize;
+        m->device = dev;
+        std::unordered_map<std::string, std::string> extra{{"layerprof.inputs", ""}};
+        m->module = torch::jit::load(path, dev, extra);
+        m->module.eval();
+        auto it = extra.find("layerprof.inputs");
+        if (it != extra.end() && !it->second.empty()) {
+            m->default_inputs = it->second;
+            m->has_default_inputs = true;
+        }
+        if (!m->module.find_method("forward")) {
+            delete m;
+            return lps::set_error(LP_ERR_MODEL, "model '%s' has no forward method", path);
+        }
+        index_modules(m);
+    } catch (const std::exception &e) {
+        delete m;
+        std::string why = lps::first_line(e.what());
+        return lps::set_error(LP_ERR_MODEL, "cannot load '%s' as a TorchScript model: %s", path,
+                              why.c_str());
+    } catch (...) {
+        delete m;
+        return lps::set_error(LP_ERR_MODEL, "cannot load '%s' as a TorchScript model", path);
+    }
+    *out = m;
+    return LP_OK;
+}
+
+void lps_model_free(lps_model *m) {
+    if (!m) return;
+    lps_profile_end(m);
+    try {
+        delete m;
+    } catch (...) {
+    }
+}
+
+size_t lps_model_module_count(const lps_model *m) {
+    return m ? m->modules.size() : 0;
+}
+
+int lps_model_module(const lps_model *m, size_t index, const char **path, const char **class_name,
+                     int32_t *parent) {
+    if (!m || index >= m->modules.size())
+        return lps::set_error(LP_ERR_INVALID, "module index %zu out of range", index);
+    const auto &e = m->modules[index];
+    *path = e.path.c_str();
+    *class_name = e.class_name.c_str();
+    *parent = e.parent;
+    return LP_OK;
+}
+
+const char *lps_model_default_inputs(const lps_model *m) {
+    return m && m->has_default_inputs ? m->default_inputs.c_str() : nullptr;
+}
+
+static c10::ScalarType scalar_type(lp_dtype d) {
+    switch (d) {
+    case LP_DTYPE_FLOAT64:
+        return c10::kDouble;
+    case LP_DTYPE_FLOAT16:
+        return c10::kHalf;
+    case LP_DTYPE_BFLOAT16:
+        return c10::kBFloat16;
+    case LP_DTYPE_INT64:
+        return c10::kLong;
+    case LP_DTYPE_INT32:
+        return c10::kInt;
+    case LP_DTYPE_INT16:
+        return c10::kShort;
+    case LP_DTYPE_INT8:
+        return c10::kChar;
+    case LP_DTYPE_UINT8:
+        return c10::kByte;
+    case LP_DTYPE_BOOL:
+        return c10::kBool;
+    case LP_DTYPE_FLOAT32:
+    default:
+        return c10::kFloat;
+    }
+}
+
+static bool is_integer(lp_dtype d) {
+    return d == LP_DTYPE_INT64 || d == LP_DTYPE_INT32 || d == LP_DTYPE_INT16 ||
+           d == LP_DTYPE_INT8 || d == LP_DTYPE_UINT8 || d == LP_DTYPE_BOOL;
+}
+
+static int make_tensor(const lp_input_spec &s, at::Generator &gen, const c10::Device &dev,
+                       at::Tensor *out) {
+    std::vector<int64_t> shape(s.shape, s.shape + s.ndim);
+    auto type = scalar_type(s.dtype);
+    at::Tensor t;
+    switch (s.fill) {
+    case LP_FILL_ZEROS:
+        t = at::zeros(shape, at::TensorOptions().dtype(type));
+        break;
+    case LP_FILL_ONES:
+        t = at::ones(shape, at::TensorOptions().dtype(type));
+        break;
+    case LP_FILL_FILE: {
+        std::ifstream f(s.file, std::ios::binary | std::ios::ate);
+        if (!f)
+            return lps::set_error(LP_ERR_IO, "cannot open input file '%s': %s", s.file,
+                                  strerror(errno));
+        int64_t have = (int64_t)f.tellg();
+        t = at::empty(shape, at::TensorOptions().dtype(type));
+        int64_t need = (int64_t)t.nbytes();
+        if (have != need)
+            return lps::set_error(LP_ERR_INVALID,
+                                  "input file '%s' has %lld bytes; shape %s of %s needs %lld",
+                                  s.file, (long long)have, c10::str(t.sizes()).c_str(),
+                                  lp_dtype_name(s.dtype), (long long)need);
+        f.seekg(0);
+        if (!f.read(static_cast<char *>(t.data_ptr()), need))
+            return lps::set_error(LP_ERR_IO, "cannot read input file '%s'", s.file);
+        break;
+    }
+    case LP_FILL_RANDOM:
+    default:
+        if (is_integer(s.dtype)) {
+            double lo = s.has_range ? s.low : 0, hi = s.has_range ? s.high : 2;
+            t = at::randint((int64_t)lo, (int64_t)hi, shape, gen,
+                            at::TensorOptions().dtype(c10::kLong))
+                    .to(type);
+        } else {
+            t = at::rand(shape, gen, at::TensorOptions().dtype(c10::kFloat));
+            if (s.has_range) t = t * (s.high - s.low) + s.low;
+            t = t.to(type);
+        }
+    }
+    *out = t.to(dev);
+    return LP_OK;
+}
+
+int lps_inputs_create(lps_model *m, const lp_input_spec *specs, size_t n, uint64_t seed,
+                      lps_inputs **out) {
+    if (!m || (!specs && n) || !out)
+        return lps::set_error(LP_ERR_INVALID, "lps_inputs_create: NULL argument");
+    *out = nullptr;
+    LPS_GUARD({
+        auto in = std::make_unique<lps_inputs>();
+        at::Generator gen = at::detail::createCPUGenerator(seed);
+        for (size_t i = 0; i < n; i++) {
+            at::Tensor t;
+            int rc = make_tensor(specs[i], gen, m->device, &t);
+            if (rc) return rc;
+            in->values.emplace_back(std::move(t));
+        }
+        *out = in.release();
+        return LP_OK;
+    })
+}
+
+void lps_inputs_free(lps_inputs *in) {
+    delete in;
+}
+
+static c10::IValue run_forward(lps_model *m, lps_inputs *in) {
+    c10::InferenceMode guard;
+    torch::jit::setGraphExecutorOptimize(m->optimize != 0);
+    lps::begin_forward(m);
+    std::vector<c10::IValue> args = in->values;
+    return m->module.forward(std::move(args));
+}
+
+int lps_forward(lps_model *m, lps_inputs *in) {
+    if (!m || !in) return lps::set_error(LP_ERR_INVALID, "lps_forward: NULL argument");
+    LPS_GUARD({
+        run_forward(m, in);
+        return LP_OK;
+    })
+}
+
+static void append_bytes(const c10::IValue &v, std::vector<char> &buf) {
+    if (v.isTensor()) {
+        at::Tensor t = v.toTensor().contiguous().to(c10::kCPU);
+        const char *p = static_cast<const char *>(t.data_ptr());
+        buf.insert(buf.end(), p, p + t.nbytes());
+    } else if (v.isTuple()) {
+        for (const auto &e : v.toTupleRef().elements())
+            append_bytes(e, buf);
+    } else if (v.isList()) {
+        for (const auto &e : v.toListRef())
+            append_bytes(e, buf);
+    }
+}
+
+int lps_forward_output(lps_model *m, lps_inputs *in, void **bytes, size_t *size) {
+    if (!m || !in || !bytes || !size)
+        return lps::set_error(LP_ERR_INVALID, "lps_forward_output: NULL argument");
+    *bytes = nullptr;
+    *size = 0;
+    LPS_GUARD({
+        c10::IValue out = run_forward(m, in);
+        std::vector<char> buf;
+        append_bytes(out, buf);
+        void *p = malloc(buf.size() ? buf.size() : 1);
+        if (!p) return lps::set_error(LP_ERR_NOMEM, "out of memory");
+        if (!buf.empty()) memcpy(p, buf.data(), buf.size());
+        *bytes = p;
+        *size = buf.size();
+        return LP_OK;
+    })
+}
+
+} // extern "C"

@@ -1,0 +1,575 @@
+/* collector.c: the hot path. See collector.h for the contract.
+ *
+ * Every open call (module, op, or a helper frame that is not a call) is a frame on the thread's
+ * stack. Closing a frame computes its inclusive time and adds it to its node; the time also goes
+ * into the enclosing frame's `child_ns`, which is what turns totals into self times without ever
+ * counting nested work twice. Memory is attributed the same way: each allocation raises the live
+ * bytes of every open call, and remembers which call made it, so a later free lowers exactly the
+ * calls that are both still open and enclosing that one. */
+#include "collector.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "layerprof.h"
+#include "ptrmap.h"
+
+#define LP_MAX_STACK 512
+#define LP_MAX_THREADS 64
+
+enum { FRAME_MODULE = 0, FRAME_OP = 1, FRAME_PASS = 2 };
+
+typedef struct lp_frame_mem {
+    int64_t live, self_live, peak, net;
+} lp_frame_mem;
+
+typedef struct lp_frame {
+    uint64_t t_start;
+    uint64_t child_ns;    /* inclusive time of nested frames that are subtracted for self time */
+    uint64_t serial;      /* unique per frame in this thread: orders calls for free attribution */
+    int32_t node;         /* module node, or op row (thread-local) */
+    int32_t module_frame; /* index of the innermost MODULE frame at or below this one, -1 */
+    uint8_t kind;
+    uint8_t inferred; /* graph mode: entry inferred from an op's module */
+    uint8_t measured; /* inside a selected subtree */
+    lp_frame_mem mem[LP_DEV_COUNT];
+} lp_frame;
+
+/* One op row as a thread sees it: key (parent, name), figures. */
+typedef struct lp_row {
+    int32_t parent_key; /* module node * 2, or op row * 2 + 1 */
+    int32_t op;         /* global op name id */
+    const char *name;   /* the pointer libtorch gave: the hash key */
+    lp_figures fig;
+} lp_row;
+
+typedef struct lp_thread_state {
+    lp_frame stack[LP_MAX_STACK];
+    int sp;
+    uint32_t overflow; /* frames not pushed because the stack was full */
+    uint64_t next_serial;
+    uint64_t last_op_end; /* end of the last top-level op (graph mode exits) */
+    lp_figures *mods;     /* per module node */
+    lp_row *rows;
+    size_t n_rows, cap_rows;
+    int32_t *row_index; /* open addressing: row + 1, 0 empty */
+    size_t index_cap;
+    lp_ptrmap live;
+    uint64_t events, dropped, unbalanced, foreign_frees;
+} lp_thread_state;
+
+struct lp_collector {
+    lp_tree *tree;
+    lp_collector_config cfg;
+    uint8_t *measured_root; /* per module: selected (copied) */
+    uint64_t generation;
+    _Atomic uint32_t n_threads;
+    lp_thread_state *threads[LP_MAX_THREADS];
+    _Atomic uint64_t lost_threads;
+    pthread_mutex_t names_lock; /* op names are added on first sight only, never in steady state */
+    char **names;
+    const char **name_ptrs;
+    size_t n_names, cap_names;
+};
+
+static _Atomic uint64_t lp_generation_counter = 1;
+static _Thread_local uint64_t tls_generation;
+static _Thread_local lp_thread_state *tls_state;
+
+/* ---- thread states --------------------------------------------------------------------------- */
+
+static lp_thread_state *thread_state_new(const lp_collector *c) {
+    lp_thread_state *ts = calloc(1, sizeof *ts);
+    if (!ts) return NULL;
+    ts->mods = calloc(c->tree->n_nodes ? c->tree->n_nodes : 1, sizeof *ts->mods);
+    if (!ts->mods || (c->cfg.memory && lp_ptrmap_init(&ts->live, 1024))) {
+        free(ts->mods);
+        free(ts);
+        return NULL;
+    }
+    return ts;
+}
+
+static void thread_state_free(lp_thread_state *ts) {
+    if (!ts) return;
+    free(ts->mods);
+    free(ts->rows);
+    free(ts->row_index);
+    lp_ptrmap_free(&ts->live);
+    free(ts);
+}
+
+/* The calling thread's state: one compare in steady state; a claim on a thread's first event. */
+static inline lp_thread_state *state_of(lp_collector *c) {
+    if (__builtin_expect(tls_generation == c->generation, 1)) return tls_state;
+    uint32_t slot = atomic_fetch_add(&c->n_threads, 1);
+    if (slot >= LP_MAX_THREADS) {
+        atomic_fetch_sub(&c->n_threads, 1);
+        atomic_fetch_add(&c->lost_threads, 1);
+        return NULL;
+    }
+    lp_thread_state *ts = thread_state_new(c);
+    c->threads[slot] = ts; /* may be NULL on allocation failure: events are then dropped */
+    tls_generation = c->generation;
+    tls_state = ts;
+    return ts;
+}
+
+/* ---- creation -------------------------------------------------------------------------------- */
+
+int lp_collector_create(lp_collector **out, lp_tree *tree, const lp_collector_config *cfg) {
+    if (!out || !tree || !cfg)
+        return lp_error_set(LP_ERR_INVALID, "lp_collector_create: NULL argument");
+    *out = NULL;
+    lp_collector *c = calloc(1, sizeof *c);
+    if (!c) return lp_error_set(LP_ERR_NOMEM, "out of memory creating the collector");
+    c->tree = tree;
+    c->cfg = *cfg;
+    c->measured_root = calloc(tree->n_nodes ? tree->n_nodes : 1, 1);
+    if (!c->measured_root) {
+        free(c);
+        return lp_error_set(LP_ERR_NOMEM, "out of memory creating the collector");
+    }
+    for (size_t i = 0; i < tree->n_nodes; i++)
+        c->measured_root[i] = cfg->selected ? cfg->selected[i] : 1;
+    c->cfg.selected = NULL; /* borrowed: use the copy */
+    c->generation = atomic_fetch_add(&lp_generation_counter, 1);
+    pthread_mutex_init(&c->names_lock, NULL);
+    if (cfg->memory)
+        for (int d = 0; d < LP_DEV_COUNT; d++)
+            if (cfg->memory_devices & (1u << d)) tree->has_memory[d] = 1;
+    *out = c;
+    return LP_OK;
+}
+
+void lp_collector_free(lp_collector *c) {
+    if (!c) return;
+    uint32_t n = atomic_load(&c->n_threads);
+    for (uint32_t i = 0; i < n && i < LP_MAX_THREADS; i++)
+        thread_state_free(c->threads[i]);
+    for (size_t i = 0; i < c->n_names; i++)
+        free(c->names[i]);
+    free(c->names);
+    free(c->name_ptrs);
+    free(c->measured_root);
+    pthread_mutex_destroy(&c->names_lock);
+    free(c);
+}
+
+/* ---- frames ---------------------------------------------------------------------------------- */
+
+static inline lp_frame *push(lp_thread_state *ts, int kind, int32_t node, uint64_t t,
+                             int measured) {
+    if (ts->sp == LP_MAX_STACK || ts->overflow) {
+        ts->overflow++;
+        ts->dropped++;
+        return NULL;
+    }
+    lp_frame *f = &ts->stack[ts->sp];
+    int below_module = ts->sp ? ts->stack[ts->sp - 1].module_frame : -1;
+    f->t_start = t;
+    f->child_ns = 0;
+    f->serial = ++ts->next_serial;
+    f->node = node;
+    f->kind = (uint8_t)kind;
+    f->inferred = 0;
+    f->measured = (uint8_t)measured;
+    f->module_frame = kind == FRAME_MODULE ? ts->sp : below_module;
+    memset(f->mem, 0, sizeof f->mem);
+    ts->sp++;
+    return f;
+}
+
+static inline int top_measured(const lp_thread_state *ts) {
+    return ts->sp ? ts->stack[ts->sp - 1].measured : 0;
+}
+
+static inline int32_t top_module_node(const lp_thread_state *ts) {
+    if (!ts->sp) return -1;
+    int mf = ts->stack[ts->sp - 1].module_frame;
+    return mf >= 0 ? ts->stack[mf].node : -1;
+}
+
+static void record_memory(lp_collector *c, lp_figures *fig, const lp_frame *f) {
+    for (int d = 0; d < LP_DEV_COUNT; d++) {
+        if (!(c->cfg.memory_devices & (1u << d))) continue;
+        lp_stat_add(&fig->mem[d].retained, f->mem[d].live);
+        lp_stat_add(&fig->mem[d].self_retained, f->mem[d].self_live);
+        lp_stat_add(&fig->mem[d].peak, f->mem[d].peak);
+        lp_stat_add(&fig->mem[d].net, f->mem[d].net);
+    }
+}
+
+/* Closes the top frame at time t and adds its figures to its node. */
+static void pop(lp_collector *c, lp_thread_state *ts, uint64_t t) {
+    lp_frame *f = &ts->stack[--ts->sp];
+    uint64_t total = t > f->t_start ? t - f->t_start : 0;
+    lp_frame *below = ts->sp ? &ts->stack[ts->sp - 1] : NULL;
+    if (f->kind == FRAME_MODULE) {
+        if (f->measured) {
+            lp_figures *fig = &ts->mods[f->node];
+            fig->calls++;
+            fig->total_ns += total;
+            fig->self_ns += total > f->child_ns ? total - f->child_ns : 0;
+            if (c->cfg.memory) record_memory(c, fig, f);
+        }
+        /* The enclosing module's self time excludes this call. */
+        if (below && below->module_frame >= 0) ts->stack[below->module_frame].child_ns += total;
+    } else if (f->kind == FRAME_OP) {
+        if (f->measured && f->node >= 0) {
+            lp_figures *fig = &ts->rows[f->node].fig;
+            fig->calls++;
+            fig->total_ns += total;
+            fig->self_ns += total > f->child_ns ? total - f->child_ns : 0;
+            if (c->cfg.memory) record_memory(c, fig, f);
+        }
+        if (below && below->kind == FRAME_OP)
+            below->child_ns += total;
+        else
+            ts->last_op_end = t;
+    }
+}
+
+/* Graph mode: closes inferred module frames on top (they end where their last op ended). */
+static void close_inferred(lp_collector *c, lp_thread_state *ts) {
+    while (ts->sp && ts->stack[ts->sp - 1].inferred)
+        pop(c, ts, ts->last_op_end);
+}
+
+static int is_ancestor_or_self(const lp_tree *t, int32_t a, int32_t m) {
+    int32_t da = t->nodes[a].depth;
+    while (m >= 0 && t->nodes[m].depth > da)
+        m = t->nodes[m].parent;
+    return m == a;
+}
+
+/* Graph mode: makes `module` the innermost open module, closing and opening inferred frames. */
+static void move_to_module(lp_collector *c, lp_thread_state *ts, int32_t module, uint64_t t) {
+    const lp_tree *tree = c->tree;
+    for (;;) {
+        int32_t top = top_module_node(ts);
+        if (top == module) return;
+        lp_frame *f = ts->sp ? &ts->stack[ts->sp - 1] : NULL;
+        if (top >= 0 && is_ancestor_or_self(tree, top, module)) break;
+        if (!f || !f->inferred) break; /* a real frame: only open below it */
+        pop(c, ts, ts->last_op_end);
+    }
+    /* Open the chain from below `module` up to the innermost open ancestor, outermost first. */
+    int32_t top = top_module_node(ts);
+    int32_t chain[LP_MAX_STACK];
+    int n = 0;
+    for (int32_t m = module; m >= 0 && m != top && n < LP_MAX_STACK; m = tree->nodes[m].parent)
+        chain[n++] = m;
+    if (top >= 0 && !is_ancestor_or_self(tree, top, module)) n = 1; /* unrelated: open it alone */
+    for (int i = n - 1; i >= 0; i--) {
+        int measured = c->measured_root[chain[i]] || top_measured(ts);
+        lp_frame *f = push(ts, FRAME_MODULE, chain[i], t, measured);
+        if (f) f->inferred = 1;
+    }
+}
+
+/* ---- events ---------------------------------------------------------------------------------- */
+
+void lp_ev_call_enter(lp_collector *c, int32_t module, uint64_t t) {
+    lp_thread_state *ts = state_of(c);
+    if (!ts) return;
+    ts->events++;
+    if (module < 0 || (size_t)module >= c->tree->n_nodes || module == top_module_node(ts)) {
+        push(ts, FRAME_PASS, -1, t, top_measured(ts));
+        return;
+    }
+    close_inferred(c, ts);
+    push(ts, FRAME_MODULE, module, t, c->measured_root[module] || top_measured(ts));
+}
+
+void lp_ev_call_exit(lp_collector *c, uint64_t t) {
+    lp_thread_state *ts = state_of(c);
+    if (!ts) return;
+    ts->events++;
+    if (ts->overflow) {
+        ts->overflow--;
+        return;
+    }
+    close_inferred(c, ts);
+    if (!ts->sp || ts->stack[ts->sp - 1].kind == FRAME_OP) {
+        ts->unbalanced++;
+        return;
+    }
+    pop(c, ts, t);
+}
+
+static uint64_t hash_row_key(int32_t parent_key, const char *name) {
+    uint64_t h = (uint64_t)(uintptr_t)name * 0x9E3779B97F4A7C15ull;
+    return h ^ ((uint64_t)(uint32_t)parent_key * 0xC2B2AE3D27D4EB4Full);
+}
+
+/* Global id of an op name, interned by text on its first sight in any thread. */
+static int32_t intern_name(lp_collector *c, const char *name) {
+    int32_t id = -1;
+    pthread_mutex_lock(&c->names_lock);
+    for (size_t i = 0; i < c->n_names; i++)
+        if (c->name_ptrs[i] == name || strcmp(c->names[i], name) == 0) {
+            id = (int32_t)i;
+            break;
+        }
+    if (id < 0 && c->n_names == c->cap_names) {
+        size_t cap = c->cap_names ? c->cap_names * 2 : 64;
+        char **n = realloc(c->names, cap * sizeof *n);
+        if (n) c->names = n;
+        const char **p = realloc(c->name_ptrs, cap * sizeof *p);
+        if (p) c->name_ptrs = p;
+        if (n && p) c->cap_names = cap;
+    }
+    if (id < 0 && c->n_names < c->cap_names) {
+        size_t len = strlen(name) + 1;
+        char *copy = malloc(len);
+        if (copy) {
+            memcpy(copy, name, len);
+            c->names[c->n_names] = copy;
+            c->name_ptrs[c->n_names] = name;
+            id = (int32_t)c->n_names++;
+        }
+    }
+    pthread_mutex_unlock(&c->names_lock);
+    return id;
+}
+
+static int rows_rehash(lp_thread_state *ts, size_t cap) {
+    int32_t *idx = calloc(cap, sizeof *idx);
+    if (!idx) return -1;
+    for (size_t r = 0; r < ts->n_rows; r++) {
+        size_t i = hash_row_key(ts->rows[r].parent_key, ts->rows[r].name) & (cap - 1);
+        while (idx[i])
+            i = (i + 1) & (cap - 1);
+        idx[i] = (int32_t)r + 1;
+    }
+    free(ts->row_index);
+    ts->row_index = idx;
+    ts->index_cap = cap;
+    return 0;
+}
+
+/* The row for (parent, name) in this thread: a probe in steady state, creation on first sight. */
+static int32_t find_row(lp_collector *c, lp_thread_state *ts, int32_t parent_key,
+                        const char *name) {
+    if (ts->index_cap) {
+        size_t mask = ts->index_cap - 1;
+        for (size_t i = hash_row_key(parent_key, name) & mask; ts->row_index[i];
+             i = (i + 1) & mask) {
+            lp_row *r = &ts->rows[ts->row_index[i] - 1];
+            if (r->name == name && r->parent_key == parent_key) return ts->row_index[i] - 1;
+        }
+    }
+    if ((ts->n_rows + 1) * 2 > ts->index_cap &&
+        rows_rehash(ts, ts->index_cap ? ts->index_cap * 2 : 256))
+        return -1;
+    if (ts->n_rows == ts->cap_rows) {
+        size_t cap = ts->cap_rows ? ts->cap_rows * 2 : 128;
+        lp_row *rows = realloc(ts->rows, cap * sizeof *rows);
+        if (!rows) return -1;
+        ts->rows = rows;
+        ts->cap_rows = cap;
+    }
+    int32_t op = intern_name(c, name);
+    if (op < 0) return -1;
+    int32_t r = (int32_t)ts->n_rows++;
+    memset(&ts->rows[r], 0, sizeof ts->rows[r]);
+    ts->rows[r].parent_key = parent_key;
+    ts->rows[r].op = op;
+    ts->rows[r].name = name;
+    size_t mask = ts->index_cap - 1;
+    size_t i = hash_row_key(parent_key, name) & mask;
+    while (ts->row_index[i])
+        i = (i + 1) & mask;
+    ts->row_index[i] = r + 1;
+    return r;
+}
+
+void lp_ev_op_start(lp_collector *c, const char *name, int32_t module, uint64_t t) {
+    lp_thread_state *ts = state_of(c);
+    if (!ts) return;
+    ts->events++;
+    if (module >= 0 && (size_t)module < c->tree->n_nodes) move_to_module(c, ts, module, t);
+    int measured = top_measured(ts);
+    int32_t row = -1;
+    /* A frame the full stack will drop gets no row (it would stay in the report with no calls). */
+    if (measured && c->cfg.ops && ts->sp && ts->sp < LP_MAX_STACK && !ts->overflow) {
+        const lp_frame *top = &ts->stack[ts->sp - 1];
+        int32_t parent_key = -1;
+        if (top->kind == FRAME_OP)
+            parent_key = top->node >= 0 ? top->node * 2 + 1 : -1;
+        else if (top->module_frame >= 0)
+            parent_key = ts->stack[top->module_frame].node * 2;
+        if (parent_key >= 0) row = find_row(c, ts, parent_key, name);
+        if (row < 0) ts->dropped++;
+    }
+    push(ts, FRAME_OP, row, t, measured);
+}
+
+void lp_ev_op_end(lp_collector *c, uint64_t t) {
+    lp_thread_state *ts = state_of(c);
+    if (!ts) return;
+    ts->events++;
+    if (ts->overflow) {
+        ts->overflow--;
+        return;
+    }
+    if (!ts->sp || ts->stack[ts->sp - 1].kind != FRAME_OP) {
+        ts->unbalanced++;
+        return;
+    }
+    pop(c, ts, t);
+}
+
+/* Lowers the live bytes of the calls that enclose (or are) the allocating call and are still open.
+ */
+static void release_block(lp_thread_state *ts, const lp_alloc_rec *rec) {
+    int d = rec->device;
+    for (int i = ts->sp - 1; i >= 0; i--) {
+        lp_frame *f = &ts->stack[i];
+        if (f->serial > rec->owner_serial)
+            continue; /* opened after the allocation: not its owner */
+        f->mem[d].live -= rec->bytes;
+    }
+    if (rec->owner_depth < ts->sp && ts->stack[rec->owner_depth].serial == rec->owner_serial)
+        ts->stack[rec->owner_depth].mem[d].self_live -= rec->bytes;
+    if (rec->module_depth >= 0 && rec->module_depth != rec->owner_depth &&
+        rec->module_depth < ts->sp && ts->stack[rec->module_depth].serial == rec->module_serial)
+        ts->stack[rec->module_depth].mem[d].self_live -= rec->bytes;
+}
+
+void lp_ev_memory(lp_collector *c, const void *ptr, int64_t bytes, int device, uint64_t t) {
+    (void)t;
+    lp_thread_state *ts = state_of(c);
+    if (!ts || !c->cfg.memory || device < 0 || device >= LP_DEV_COUNT || bytes == 0) return;
+    ts->events++;
+    if (!ts->sp || !ts->stack[ts->sp - 1].measured) {
+        /* Outside any measured call: a block freed here may still be one we saw allocated. */
+        lp_alloc_rec rec;
+        if (bytes < 0 && lp_ptrmap_take(&ts->live, (uintptr_t)ptr, &rec)) release_block(ts, &rec);
+        return;
+    }
+    if (bytes > 0) {
+        int top = ts->sp - 1;
+        lp_frame *owner = &ts->stack[top];
+        int mf = owner->module_frame;
+        for (int i = 0; i <= top; i++) {
+            lp_frame_mem *m = &ts->stack[i].mem[device];
+            m->live += bytes;
+            m->net += bytes;
+            if (m->live > m->peak) m->peak = m->live;
+        }
+        owner->mem[device].self_live += bytes;
+        if (mf >= 0 && mf != top) ts->stack[mf].mem[device].self_live += bytes;
+        lp_alloc_rec rec = {
+            (uintptr_t)ptr, bytes, owner->serial, mf >= 0 ? ts->stack[mf].serial : 0, top, mf,
+            device};
+        if (lp_ptrmap_put(&ts->live, &rec)) ts->dropped++;
+    } else {
+        for (int i = 0; i < ts->sp; i++)
+            ts->stack[i].mem[device].net += bytes;
+        lp_alloc_rec rec;
+        if (lp_ptrmap_take(&ts->live, (uintptr_t)ptr, &rec))
+            release_block(ts, &rec);
+        else
+            ts->foreign_frees++;
+    }
+}
+
+/* ---- driving thread -------------------------------------------------------------------------- */
+
+void lp_collector_count_iteration(lp_collector *c) {
+    c->tree->iterations++;
+}
+
+int lp_collector_reset_stacks(lp_collector *c) {
+    int dropped = 0;
+    uint32_t n = atomic_load(&c->n_threads);
+    for (uint32_t i = 0; i < n && i < LP_MAX_THREADS; i++) {
+        lp_thread_state *ts = c->threads[i];
+        if (!ts) continue;
+        dropped += ts->sp;
+        ts->sp = 0;
+        ts->overflow = 0;
+        if (c->cfg.memory) lp_ptrmap_clear(&ts->live);
+    }
+    return dropped;
+}
+
+/* Maps a thread's op row to the tree's op row with the same (module, parent, op). */
+static int32_t tree_row(lp_tree *t, int32_t module, int32_t parent_op, int32_t op) {
+    int32_t r = parent_op >= 0 ? t->ops[parent_op].first_child : t->nodes[module].first_op;
+    for (; r >= 0; r = t->ops[r].next_sibling)
+        if (t->ops[r].op == op) return r;
+    return lp_tree_add_op(t, module, parent_op, op, -1);
+}
+
+static int merge_rows(lp_collector *c, lp_thread_state *ts) {
+    if (!ts->n_rows) return LP_OK;
+    lp_tree *t = c->tree;
+    int32_t *map = malloc(ts->n_rows * sizeof *map);
+    if (!map) return lp_error_set(LP_ERR_NOMEM, "out of memory merging op rows");
+    /* A row's parent row is always created before it, so one pass in order resolves parents. */
+    for (size_t r = 0; r < ts->n_rows; r++) {
+        const lp_row *row = &ts->rows[r];
+        int32_t module, parent_op = -1;
+        if (row->parent_key & 1) {
+            parent_op = map[row->parent_key >> 1];
+            module = t->ops[parent_op].module;
+        } else {
+            module = row->parent_key >> 1;
+        }
+        int32_t tr = tree_row(t, module, parent_op, row->op);
+        if (tr < 0) {
+            free(map);
+            return tr;
+        }
+        map[r] = tr;
+        lp_figures_merge(&t->ops[tr].fig, &row->fig);
+        memset(&ts->rows[r].fig, 0, sizeof ts->rows[r].fig);
+    }
+    free(map);
+    return LP_OK;
+}
+
+int lp_collector_finish(lp_collector *c) {
+    lp_tree *t = c->tree;
+    uint32_t n = atomic_load(&c->n_threads);
+    for (uint32_t i = 0; i < n && i < LP_MAX_THREADS; i++) {
+        lp_thread_state *ts = c->threads[i];
+        if (!ts) continue;
+        for (size_t m = 0; m < t->n_nodes; m++) {
+            lp_figures_merge(&t->nodes[m].fig, &ts->mods[m]);
+            memset(&ts->mods[m], 0, sizeof ts->mods[m]);
+        }
+        int rc = merge_rows(c, ts);
+        if (rc) return rc;
+    }
+    t->op_names = (const char **)c->names;
+    for (size_t m = 0; m < t->n_nodes; m++)
+        t->nodes[m].selected = 0;
+    /* A node is measured when it or an ancestor was selected (pre-order: parents come first). */
+    for (size_t m = 0; m < t->n_nodes; m++) {
+        int32_t p = t->nodes[m].parent;
+        t->nodes[m].selected = c->measured_root[m] || (p >= 0 && t->nodes[p].selected);
+    }
+    return LP_OK;
+}
+
+void lp_collector_get_stats(const lp_collector *c, lp_collector_stats *out) {
+    memset(out, 0, sizeof *out);
+    uint32_t n = atomic_load(&c->n_threads);
+    for (uint32_t i = 0; i < n && i < LP_MAX_THREADS; i++) {
+        const lp_thread_state *ts = c->threads[i];
+        if (!ts) continue;
+        out->events += ts->events;
+        out->dropped += ts->dropped;
+        out->unbalanced += ts->unbalanced;
+        out->foreign_frees += ts->foreign_frees;
+    }
+    out->threads = n;
+    out->dropped += atomic_load(&c->lost_threads);
+}

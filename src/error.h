@@ -1,0 +1,17 @@
+/* error.h: the thread-local error message behind lp_error_last(). */
+#ifndef LP_ERROR_H
+#define LP_ERROR_H
+
+/* Sets the thread-local message (printf format) and returns `status`, so failures read
+ * `return lp_error_set(LP_ERR_INVALID, "...", ...);`. */
+int lp_error_set(int status, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* Clears the message (successful calls need not call it: the message is read only after a failure).
+ */
+void lp_error_clear(void);
+
+#endif

@@ -1,0 +1,92 @@
+/* tree.h: the module tree and the figures aggregated into it.
+ *
+ * The tree is built once per session from the model's named_modules() (pre-order, root first) and
+ * never changes shape afterwards; the collector only adds into its accumulators. Everything is raw
+ * integer sums plus the iteration count, so any renderer or export can derive means exactly. */
+#ifndef LP_TREE_H
+#define LP_TREE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* min/max/sum of one per-call quantity (bytes can be negative for net memory). */
+typedef struct lp_stat {
+    int64_t sum;
+    int64_t min;
+    int64_t max;
+    uint64_t n; /* samples (calls) */
+} lp_stat;
+
+void lp_stat_add(lp_stat *s, int64_t v);
+void lp_stat_merge(lp_stat *into, const lp_stat *from);
+double lp_stat_mean(const lp_stat *s);
+
+/* Memory figures of one device, per call (see README "Memory"). */
+typedef struct lp_mem_stats {
+    lp_stat retained;      /* allocated inside the call (children included), alive at exit */
+    lp_stat self_retained; /* the same, without what child modules allocated */
+    lp_stat peak;          /* highest amount of the call's own allocations alive at once */
+    lp_stat net;           /* all allocated minus all freed during the call */
+} lp_mem_stats;
+
+enum { LP_DEV_CPU = 0, LP_DEV_CUDA = 1, LP_DEV_COUNT = 2 };
+
+/* Figures of one node (a module, or an op inside a module). */
+typedef struct lp_figures {
+    uint64_t calls;
+    uint64_t total_ns; /* inclusive wall time */
+    uint64_t self_ns;  /* total minus children's totals */
+    lp_mem_stats mem[LP_DEV_COUNT];
+} lp_figures;
+
+void lp_figures_merge(lp_figures *into, const lp_figures *from);
+
+/* One op row: an op name under a module, or under another op (nested dispatch). */
+typedef struct lp_op_node {
+    int32_t module;    /* module node this op ran in */
+    int32_t parent_op; /* -1 when directly under the module */
+    int32_t op;        /* op name id (lp_op_names) */
+    int32_t shapes;    /* input-shape signature id, -1 when shapes are not recorded */
+    int32_t first_child, next_sibling; /* op rows in first-seen order */
+    lp_figures fig;
+} lp_op_node;
+
+typedef struct lp_tree_node {
+    char *path;       /* dotted path, "" for the root; owned */
+    char *name;       /* last segment (class name for the root); owned */
+    char *class_name; /* owned */
+    int32_t parent;   /* -1 for the root */
+    int32_t depth;
+    int32_t first_child, next_sibling; /* -1 terminated, model order */
+    int32_t first_op;                  /* first op row directly under this module, -1 if none */
+    int selected;                      /* measured (all nodes unless paths were given) */
+    int32_t last_child_scratch;        /* construction only: keeps lp_tree_add linear */
+    lp_figures fig;
+} lp_tree_node;
+
+typedef struct lp_tree {
+    lp_tree_node *nodes;
+    size_t n_nodes, cap_nodes;
+    lp_op_node *ops;
+    size_t n_ops, cap_ops;
+    const char **op_names; /* borrowed from lp_op_names; indexed by op id */
+    const char **shape_names;
+    uint64_t iterations;
+    int has_memory[LP_DEV_COUNT]; /* memory was recorded for this device */
+    int has_ops;
+} lp_tree;
+
+/* Tree construction (from the shim's module listing, or from tests). */
+int lp_tree_init(lp_tree *t);
+void lp_tree_free(lp_tree *t);
+/* Appends a node; `parent` must already exist (or be -1 for the first node). Returns its index or
+ * a negative status. */
+int lp_tree_add(lp_tree *t, const char *path, const char *class_name, int32_t parent);
+/* Index of the node with this dotted path, or -1. */
+int32_t lp_tree_find(const lp_tree *t, const char *path);
+
+/* Appends an op row under module `module` (parent_op -1) or under `parent_op`. Returns its index.
+ */
+int lp_tree_add_op(lp_tree *t, int32_t module, int32_t parent_op, int32_t op, int32_t shapes);
+
+#endif
