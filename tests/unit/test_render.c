@@ -1,0 +1,588 @@
+/* test_render.c: the tree table against golden files, byte for byte.
+ *
+ * Trees are built with lp_tree_add and filled by hand with per-iteration figures, so every number
+ * in a golden file can be checked by eye. LP_UPDATE_GOLDEN=1 rewrites the golden files instead of
+ * comparing (review the diff before committing it). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "columns.h"
+#include "render.h"
+#include "suggest.h"
+#include "tree.h"
+
+/* Helpers -------------------------------------------------------------------------------------- */
+
+/* Adds a module under the one named by the path's prefix ("" for top-level modules). */
+static int32_t add(lp_tree *t, const char *path, const char *cls) {
+    int32_t parent = -1;
+    if (t->n_nodes > 0) {
+        char prefix[256] = "";
+        const char *dot = strrchr(path, '.');
+        if (dot) memcpy(prefix, path, (size_t)(dot - path));
+        parent = lp_tree_find(t, prefix);
+        assert_true(parent >= 0);
+    }
+    int idx = lp_tree_add(t, path, cls, parent);
+    assert_true(idx >= 0);
+    return idx;
+}
+
+/* Fills a module's figures from per-iteration values (the raw sums are those times iterations). */
+static void ran(lp_tree *t, int32_t m, uint64_t calls, uint64_t total_ns, uint64_t self_ns) {
+    lp_figures *f = &t->nodes[m].fig;
+    f->calls = calls;
+    f->total_ns = total_ns * t->iterations;
+    f->self_ns = self_ns * t->iterations;
+}
+
+/* The same memory sample for every call of the module. */
+static void mem(lp_tree *t, int32_t m, int64_t retained, int64_t self_retained, int64_t peak) {
+    lp_mem_stats *s = &t->nodes[m].fig.mem[LP_DEV_CPU];
+    for (uint64_t i = 0; i < t->nodes[m].fig.calls; i++) {
+        lp_stat_add(&s->retained, retained);
+        lp_stat_add(&s->self_retained, self_retained);
+        lp_stat_add(&s->peak, peak);
+        lp_stat_add(&s->net, retained);
+    }
+}
+
+static int32_t at(const lp_tree *t, const char *path) {
+    int32_t i = lp_tree_find(t, path);
+    assert_true(i >= 0);
+    return i;
+}
+
+/* torchprof's AlexNet, cut down: two iterations, CPU memory, per-iteration times whose selves add
+ * up to the root total (2.750ms). classifier.2 ran 3 times over the 2 iterations: 1.50 calls. */
+static void alexnet(lp_tree *t) {
+    lp_tree_init(t);
+    t->iterations = 2;
+    t->has_memory[LP_DEV_CPU] = 1;
+    int32_t root = add(t, "", "AlexNet");
+    int32_t features = add(t, "features", "Sequential");
+    int32_t f0 = add(t, "features.0", "Conv2d");
+    int32_t f1 = add(t, "features.1", "ReLU");
+    int32_t f2 = add(t, "features.2", "MaxPool2d");
+    int32_t f3 = add(t, "features.3", "Conv2d");
+    int32_t avgpool = add(t, "avgpool", "AdaptiveAvgPool2d");
+    int32_t classifier = add(t, "classifier", "Sequential");
+    int32_t c0 = add(t, "classifier.0", "Dropout");
+    int32_t c1 = add(t, "classifier.1", "Linear");
+    int32_t c2 = add(t, "classifier.2", "ReLU");
+
+    ran(t, f0, 2, 1808000, 1808000);
+    ran(t, f1, 2, 49693, 49693);
+    ran(t, f2, 2, 78267, 78267);
+    ran(t, f3, 2, 281690, 281690);
+    ran(t, features, 2, 2219650, 2000);
+    ran(t, avgpool, 2, 55585, 55585);
+    ran(t, c0, 2, 29937, 29937);
+    ran(t, c1, 2, 399993, 399993);
+    ran(t, c2, 3, 28043, 28043);
+    ran(t, classifier, 2, 459000, 1027);
+    ran(t, root, 2, 2750000, 15765);
+
+    mem(t, f0, 774656, 774656, 3890217);
+    mem(t, f2, 186624, 186624, 186624);
+    mem(t, f3, 559872, 559872, 2810880);
+    mem(t, features, 559872, 0, 3890217);
+    mem(t, avgpool, 36864, 36864, 36864);
+    mem(t, c1, 16384, 16384, 32768);
+    mem(t, classifier, 16384, 0, 32768);
+    mem(t, root, 16384, 0, 3890217);
+}
+
+/* The shapes torchprof draws wrongly: deep subtrees under last children, next to ancestors that
+ * do have later siblings. One iteration, one call each, 1us of self per module. */
+static void branches(lp_tree *t) {
+    static const char *const paths[] = {"",           "a",    "a.a1",    "a.a1.x",
+                                        "b",          "b.b1", "b.b1.c1", "b.b1.c1.d1",
+                                        "b.b1.c1.d2", "b.b2", "b.b2.e1", "b.b2.e1.f1"};
+    static const uint64_t totals[] = {12, 3, 2, 1, 8, 4, 3, 1, 1, 3, 2, 1};
+    lp_tree_init(t);
+    t->iterations = 1;
+    for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++) {
+        int32_t m = add(t, paths[i], i == 0 ? "Net" : "Block");
+        ran(t, m, 1, totals[i] * 1000, 1000);
+    }
+}
+
+/* Renders into a string (caller frees); *rc gets lp_render_tree's status. */
+static char *render(const lp_tree *t, const lp_render_opts *ro, int *rc) {
+    FILE *f = tmpfile();
+    assert_non_null(f);
+    *rc = lp_render_tree(t, ro, f);
+    long n = ftell(f);
+    assert_true(n >= 0);
+    char *text = malloc((size_t)n + 1);
+    assert_non_null(text);
+    rewind(f);
+    assert_int_equal(fread(text, 1, (size_t)n, f), (size_t)n);
+    text[n] = '\0';
+    fclose(f);
+    return text;
+}
+
+static char *read_file(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    rewind(f);
+    char *text = malloc((size_t)n + 1);
+    assert_non_null(text);
+    assert_int_equal(fread(text, 1, (size_t)n, f), (size_t)n);
+    text[n] = '\0';
+    fclose(f);
+    return text;
+}
+
+static void assert_golden(const char *name, const char *actual) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", LP_GOLDEN_DIR, name);
+    const char *update = getenv("LP_UPDATE_GOLDEN");
+    if (update && strcmp(update, "1") == 0) {
+        FILE *f = fopen(path, "wb");
+        assert_non_null(f);
+        fputs(actual, f);
+        fclose(f);
+        return;
+    }
+    char *expected = read_file(path);
+    if (!expected) fail_msg("missing golden file %s (LP_UPDATE_GOLDEN=1 writes it)", path);
+    if (strcmp(expected, actual) != 0) {
+        fprintf(stderr, "--- expected %s\n%s--- actual\n%s---\n", path, expected, actual);
+        free(expected);
+        fail_msg("output differs from %s", name);
+    }
+    free(expected);
+}
+
+/* Renders and compares with a golden file. */
+static void check(const lp_tree *t, const lp_render_opts *ro, const char *golden) {
+    int rc;
+    char *text = render(t, ro, &rc);
+    assert_int_equal(rc, LP_OK);
+    assert_golden(golden, text);
+    free(text);
+}
+
+/* Golden tables -------------------------------------------------------------------------------- */
+
+static void alexnet_renders_torchprofs_table_with_filled_parent_rows(void **state) {
+    (void)state;
+    lp_tree t;
+    alexnet(&t);
+    check(&t, NULL, "render_alexnet.txt");
+    lp_tree_free(&t);
+}
+
+static void bars_are_drawn_only_for_ancestors_with_later_siblings(void **state) {
+    (void)state;
+    lp_tree t;
+    branches(&t);
+    const char *const columns[] = {"cpu_total", "calls"};
+    lp_render_opts ro;
+    lp_render_opts_init(&ro);
+    ro.columns = columns;
+    ro.n_columns = 2;
+    check(&t, &ro, "render_branches.txt");
+    lp_tree_free(&t);
+}
+
+static void ascii_glyphs_replace_box_drawing(void **state) {
+    (void)state;
+    lp_tree t;
+    branches(&t);
+    const char *const columns[] = {"cpu_total", "calls"};
+    lp_render_opts ro;
+    lp_render_opts_init(&ro);
+    ro.columns = columns;
+    ro.n_columns = 2;
+    ro.ascii = 1;
+    check(&t, &ro, "render_branches_ascii.txt");
+    lp_tree_free(&t);
+}
+
+static void a_module_that_never_ran_has_blank_cells(void **state) {
+    (void)state;
+    lp_tree t;
+    alexnet(&t);
+    /* Dropout is skipped in eval mode: no calls at all. Its time sits in nobody's total. */
+    lp_tree_node *c0 = &t.nodes[at(&t, "classifier.0")];
+    memset(&c0->fig, 0, sizeof c0->fig);
+    t.nodes[at(&t, "classifier")].fig.total_ns -= 2 * 29937;
+    t.nodes[at(&t, "")].fig.total_ns -= 2 * 29937;
+    check(&t, NULL, "render_never_ran.txt");
+    lp_tree_free(&t);
+}
+
+static void unselected_modules_have_blank_cells_even_with_figures(void **state) {
+    (void)state;
+    lp_tree t;
+    alexnet(&t);
+    /* torchprof's paths example: only features.3 and classifier are measured. Figures left in
+     * the others must not show; classifier's children are not measured, so its self is its total.
+     */
+    for (size_t i = 0; i < t.n_nodes; i++)
+        t.nodes[i].selected = 0;
+    t.nodes[at(&t, "features.3")].selected = 1;
+    lp_tree_node *classifier = &t.nodes[at(&t, "classifier")];
+    classifier->selected = 1;
+    classifier->fig.self_ns = classifier->fig.total_ns;
+    const char *const columns[] = {"self_cpu", "cpu_total", "calls"};
+    lp_render_opts ro;
+    lp_render_opts_init(&ro);
+    ro.columns = columns;
+    ro.n_columns = 3;
+    check(&t, &ro, "render_unselected.txt");
+    lp_tree_free(&t);
+}
+
+/* A small net with op rows: nested dispatch, shapes, and "(self)" remainders (clamped for relu,
+ * whose op clock overran its own). */
+static void events(lp_tree *t) {
+    static const char *op_names[] = {"aten::conv2d", "aten::convolution", "aten::_convolution",
+                                     "aten::add_",   "aten::relu_",       "aten::threshold_",
+                                     "aten::flatten"};
+    static const char *shape_names[] = {"1x3x8x8, 4x3x3x3, 4"};
+    lp_tree_init(t);
+    t->iterations = 1;
+    t->op_names = op_names;
+    t->shape_names = shape_names;
+    int32_t root = add(t, "", "Net");
+    int32_t conv = add(t, "conv", "Conv2d");
+    int32_t relu = add(t, "relu", "ReLU");
+    ran(t, conv, 1, 100000, 100000);
+    ran(t, relu, 1, 30000, 30000);
+    ran(t, root, 1, 150000, 20000);
+
+    int32_t conv2d = lp_tree_add_op(t, conv, -1, 0, 0);
+    int32_t convolution = lp_tree_add_op(t, conv, conv2d, 1, -1);
+    int32_t _convolution = lp_tree_add_op(t, conv, convolution, 2, -1);
+    int32_t add_ = lp_tree_add_op(t, conv, -1, 3, -1);
+    int32_t relu_ = lp_tree_add_op(t, relu, -1, 4, -1);
+    int32_t threshold = lp_tree_add_op(t, relu, relu_, 5, -1);
+    int32_t flatten = lp_tree_add_op(t, root, -1, 6, -1);
+    const struct {
+        int32_t op;
+        uint64_t calls, total, self;
+    } figs[] = {
+        {conv2d, 1, 90000, 2000}, {convolution, 1, 88000, 3000}, {_convolution, 1, 85000, 85000},
+        {add_, 2, 6000, 6000},    {relu_, 1, 31000, 11000},      {threshold, 1, 20000, 20000},
+        {flatten, 1, 4500, 4500},
+    };
+    for (size_t i = 0; i < sizeof figs / sizeof figs[0]; i++) {
+        lp_figures *f = &t->ops[figs[i].op].fig;
+        f->calls = figs[i].calls;
+        f->total_ns = figs[i].total;
+        f->self_ns = figs[i].self;
+    }
+}
+
+static void op_rows_nest_under_their_module_with_a_self_remainder(void **state) {
+    (void)state;
+    lp_tree t;
+    events(&t);
+    check(&t, NULL, "render_events.txt");
+    lp_tree_free(&t);
+}
+
+static void op_rows_are_hidden_when_not_asked_for(void **state) {
+    (void)state;
+    lp_tree t;
+    events(&t);
+    lp_render_opts ro;
+    lp_render_opts_init(&ro);
+    ro.show_ops = 0;
+    check(&t, &ro, "render_events_hidden.txt");
+    lp_tree_free(&t);
+}
+
+static void sort_orders_op_rows_too_and_keeps_self_last(void **state) {
+    (void)state;
+    lp_tree t;
+    events(&t);
+    lp_render_opts ro;
+    lp_render_opts_init(&ro);
+    ro.sort = "self_cpu";
+    check(&t, &ro, "render_events_sort_self_cpu.txt");
+    lp_tree_free(&t);
+}
+
+static void depth_folds_deeper_modules_self_time_into_the_printed_ancestor(void **state) {
+    (void)state;
+    lp_tree t;
+    alexnet(&t);
+    lp_render_opts ro;
+    lp_render_opts_init(&ro);
+    ro.depth = 1;
+    check(&t, &ro, "render_depth1.txt");
+    lp_tree_free(&t);
+}
+
+static void depth_zero_prints_only_the_root_holding_all_self_time(void **state) {
+    (void)state;
+    lp_tree t;
+    alexnet(&t);
+    const char *const columns[] = {"self_cpu", "cpu_total"};
+    lp_render_opts ro;
+    lp_render_opts_init(&ro);
+    ro.depth = 0;
+    ro.columns = columns;
+    ro.n_columns = 2;
+    check(&t, &ro, "render_depth0.txt");
+    lp_tree_free(&t);
+}
+
+static void sort_orders_siblings_by_the_column_descending(void **state) {
+    (void)state;
+    lp_tree t;
+    alexnet(&t);
+    lp_render_opts ro;
+    lp_render_opts_init(&ro);
+    ro.sort = "cpu_total";
+    check(&t, &ro, "render_sort_cpu_total.txt");
+    lp_tree_free(&t);
+}
+
+static void top_lists_the_hottest_modules_then_the_notes(void **state) {
+    (void)state;
+    lp_tree t;
+    alexnet(&t);
+    const char *const columns[] = {"self_cpu", "cpu_total", "calls"};
+    const char *const notes[] = {"mode: hooks (TorchScript optimizer off)"};
+    lp_render_opts ro;
+    lp_render_opts_init(&ro);
+    ro.columns = columns;
+    ro.n_columns = 3;
+    ro.top = 4;
+    ro.notes = notes;
+    ro.n_notes = 1;
+    check(&t, &ro, "render_top4.txt");
+    lp_tree_free(&t);
+}
+
+static void columns_are_printed_in_the_order_asked(void **state) {
+    (void)state;
+    lp_tree t;
+    alexnet(&t);
+    const char *const columns[] = {"calls", "net_cpu_mem", "self_cpu"};
+    lp_render_opts ro;
+    lp_render_opts_init(&ro);
+    ro.columns = columns;
+    ro.n_columns = 3;
+    check(&t, &ro, "render_columns.txt");
+    lp_tree_free(&t);
+}
+
+static void units_ms_prints_every_time_in_milliseconds(void **state) {
+    (void)state;
+    lp_tree t;
+    alexnet(&t);
+    const char *const columns[] = {"self_cpu", "cpu_total"};
+    lp_render_opts ro;
+    lp_render_opts_init(&ro);
+    ro.columns = columns;
+    ro.n_columns = 2;
+    ro.units = LP_UNITS_MS;
+    check(&t, &ro, "render_units_ms.txt");
+    lp_tree_free(&t);
+}
+
+static void a_column_the_profile_lacks_is_blank_with_a_note(void **state) {
+    (void)state;
+    lp_tree t;
+    branches(&t);
+    const char *const columns[] = {"self_cpu", "cuda_mem"};
+    lp_render_opts ro;
+    lp_render_opts_init(&ro);
+    ro.columns = columns;
+    ro.n_columns = 2;
+    check(&t, &ro, "render_missing_column.txt");
+    lp_tree_free(&t);
+}
+
+/* Errors and checks ---------------------------------------------------------------------------- */
+
+static void an_unknown_column_fails_naming_the_closest_id(void **state) {
+    (void)state;
+    lp_tree t;
+    alexnet(&t);
+    const char *const columns[] = {"self_cpu", "cpu_totl"};
+    lp_render_opts ro;
+    lp_render_opts_init(&ro);
+    ro.columns = columns;
+    ro.n_columns = 2;
+    int rc;
+    char *text = render(&t, &ro, &rc);
+    assert_int_equal(rc, LP_ERR_NOT_FOUND);
+    assert_string_equal(text, "");
+    assert_string_equal(lp_error_last(), "unknown column 'cpu_totl' (did you mean 'cpu_total'?)");
+    free(text);
+    lp_tree_free(&t);
+}
+
+static void an_unknown_sort_key_fails_naming_the_closest_id(void **state) {
+    (void)state;
+    lp_render_opts ro;
+    lp_render_opts_init(&ro);
+    ro.sort = "SelfCPU";
+    assert_int_equal(lp_render_check_opts(&ro), LP_ERR_NOT_FOUND);
+    assert_string_equal(lp_error_last(), "unknown sort key 'SelfCPU' (did you mean 'self_cpu'?)");
+}
+
+static void a_column_id_far_from_all_lists_every_id(void **state) {
+    (void)state;
+    const char *const columns[] = {"flops"};
+    lp_render_opts ro;
+    lp_render_opts_init(&ro);
+    ro.columns = columns;
+    ro.n_columns = 1;
+    assert_int_equal(lp_render_check_opts(&ro), LP_ERR_NOT_FOUND);
+    assert_string_equal(lp_error_last(),
+                        "unknown column 'flops' (valid ids: self_cpu, cpu_total, self_cuda, "
+                        "cuda_total, self_cpu_mem, cpu_mem, peak_cpu_mem, net_cpu_mem, "
+                        "self_cuda_mem, cuda_mem, peak_cuda_mem, net_cuda_mem, calls)");
+}
+
+static void bad_depth_and_top_are_invalid(void **state) {
+    (void)state;
+    lp_render_opts ro;
+    lp_render_opts_init(&ro);
+    assert_int_equal(lp_render_check_opts(&ro), LP_OK);
+    ro.depth = -2;
+    assert_int_equal(lp_render_check_opts(&ro), LP_ERR_INVALID);
+    lp_render_opts_init(&ro);
+    ro.top = -1;
+    assert_int_equal(lp_render_check_opts(&ro), LP_ERR_INVALID);
+}
+
+static void closest_suggests_typos_but_not_unrelated_words(void **state) {
+    (void)state;
+    const char *const ids[] = {"self_cpu", "cpu_total", "calls"};
+    assert_string_equal(lp_closest("cpu_totl", ids, 3), "cpu_total");
+    assert_string_equal(lp_closest("CALLS", ids, 3), "calls");
+    assert_string_equal(lp_closest("self-cpu", ids, 3), "self_cpu");
+    assert_null(lp_closest("time", ids, 3));
+    assert_null(lp_closest("x", ids, 0));
+    assert_int_equal(lp_edit_distance("kitten", "sitting"), 3);
+    assert_int_equal(lp_edit_distance("", "abc"), 3);
+}
+
+static void default_columns_follow_what_the_tree_recorded(void **state) {
+    (void)state;
+    lp_tree t;
+    lp_tree_init(&t);
+    const lp_column *cols[LP_MAX_COLUMNS];
+    size_t n;
+    assert_int_equal(lp_columns_select(&t, NULL, 0, cols, &n), LP_OK);
+    assert_int_equal(n, 3);
+    assert_string_equal(cols[0]->id, "self_cpu");
+    assert_string_equal(cols[1]->id, "cpu_total");
+    assert_string_equal(cols[2]->id, "calls");
+    t.has_memory[LP_DEV_CUDA] = 1;
+    assert_int_equal(lp_columns_select(&t, NULL, 0, cols, &n), LP_OK);
+    assert_int_equal(n, 6);
+    assert_string_equal(cols[2]->id, "self_cuda_mem");
+    assert_string_equal(cols[4]->id, "peak_cuda_mem");
+    assert_string_equal(cols[5]->id, "calls");
+    lp_tree_free(&t);
+}
+
+/* Scale ---------------------------------------------------------------------------------------- */
+
+/* 10,000 modules (100 blocks of 99 layers) must render in linear time: well under a second. */
+static void ten_thousand_modules_render_quickly_and_add_up(void **state) {
+    (void)state;
+    lp_tree t;
+    lp_tree_init(&t);
+    t.iterations = 1;
+    char path[64];
+    int32_t root = lp_tree_add(&t, "", "Big", -1);
+    uint64_t all = 0;
+    for (int b = 0; b < 100; b++) {
+        snprintf(path, sizeof path, "b%d", b);
+        int32_t block = lp_tree_add(&t, path, "Block", root);
+        for (int l = 0; l < 99; l++) {
+            snprintf(path, sizeof path, "b%d.l%d", b, l);
+            int32_t layer = lp_tree_add(&t, path, "Layer", block);
+            ran(&t, layer, 1, 1000, 1000);
+        }
+        ran(&t, block, 1, 100000, 1000);
+        all += 100000;
+    }
+    ran(&t, root, 1, all, 0);
+    assert_int_equal(t.n_nodes, 10001);
+
+    clock_t start = clock();
+    int rc;
+    char *text = render(&t, NULL, &rc);
+    double seconds = (double)(clock() - start) / CLOCKS_PER_SEC;
+    assert_int_equal(rc, LP_OK);
+    assert_true(seconds < 2.0);
+    assert_non_null(strstr(text, "\n└── b99  | 1.000us        | 100.000us "));
+    assert_non_null(strstr(text, "\nTotal    | 10.000ms       | 10.000ms  |\n"));
+    free(text);
+    lp_tree_free(&t);
+}
+
+/* A 3,000-deep chain: the walk keeps its own stack, so depth is bounded by memory, not C's. */
+static void a_very_deep_chain_renders_without_recursion(void **state) {
+    (void)state;
+    lp_tree t;
+    lp_tree_init(&t);
+    t.iterations = 1;
+    int32_t parent = lp_tree_add(&t, "", "Chain", -1);
+    ran(&t, parent, 1, 3000000, 0);
+    for (int d = 0; d < 3000; d++) {
+        char path[16];
+        snprintf(path, sizeof path, "m%d", d);
+        parent = lp_tree_add(&t, path, "Link", parent);
+        ran(&t, parent, 1, (uint64_t)(3000 - d) * 1000, 1000);
+    }
+    int rc;
+    char *text = render(&t, NULL, &rc);
+    assert_int_equal(rc, LP_OK);
+    assert_non_null(strstr(text, "└── m2999 "));
+    free(text);
+    lp_tree_free(&t);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(alexnet_renders_torchprofs_table_with_filled_parent_rows),
+        cmocka_unit_test(bars_are_drawn_only_for_ancestors_with_later_siblings),
+        cmocka_unit_test(ascii_glyphs_replace_box_drawing),
+        cmocka_unit_test(a_module_that_never_ran_has_blank_cells),
+        cmocka_unit_test(unselected_modules_have_blank_cells_even_with_figures),
+        cmocka_unit_test(op_rows_nest_under_their_module_with_a_self_remainder),
+        cmocka_unit_test(op_rows_are_hidden_when_not_asked_for),
+        cmocka_unit_test(sort_orders_op_rows_too_and_keeps_self_last),
+        cmocka_unit_test(depth_folds_deeper_modules_self_time_into_the_printed_ancestor),
+        cmocka_unit_test(depth_zero_prints_only_the_root_holding_all_self_time),
+        cmocka_unit_test(sort_orders_siblings_by_the_column_descending),
+        cmocka_unit_test(top_lists_the_hottest_modules_then_the_notes),
+        cmocka_unit_test(columns_are_printed_in_the_order_asked),
+        cmocka_unit_test(units_ms_prints_every_time_in_milliseconds),
+        cmocka_unit_test(a_column_the_profile_lacks_is_blank_with_a_note),
+        cmocka_unit_test(an_unknown_column_fails_naming_the_closest_id),
+        cmocka_unit_test(an_unknown_sort_key_fails_naming_the_closest_id),
+        cmocka_unit_test(a_column_id_far_from_all_lists_every_id),
+        cmocka_unit_test(bad_depth_and_top_are_invalid),
+        cmocka_unit_test(closest_suggests_typos_but_not_unrelated_words),
+        cmocka_unit_test(default_columns_follow_what_the_tree_recorded),
+        cmocka_unit_test(ten_thousand_modules_render_quickly_and_add_up),
+        cmocka_unit_test(a_very_deep_chain_renders_without_recursion),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
