@@ -207,6 +207,16 @@ void lp_session_close(lp_session *session);
 /* ------------------------------------------------------------------------------------------ */
 /* Reading the report                                                                          */
 
+/* Memory figures of one node on one device, per call, in bytes (see the README's "Memory"). */
+typedef struct lp_node_mem {
+    int recorded;               /* 1 when memory was profiled on this device */
+    double retained;            /* mean: allocated in the call (children included), alive at exit */
+    double self_retained;       /* mean: the same, without what child modules allocated */
+    double peak;                /* mean: most of the call's own allocations alive at once */
+    double net;                 /* mean: allocated minus freed during the call */
+    int64_t retained_min, retained_max, peak_min, peak_max, net_min, net_max;
+} lp_node_mem;
+
 /* One node (module) of the finished tree. Pointers are borrowed from the session.
  * Times are per iteration (raw sum / iterations); raw sums are kept alongside. */
 typedef struct lp_node_info {
@@ -223,6 +233,8 @@ typedef struct lp_node_info {
     double calls;           /* raw_calls / iterations */
     double total_ns;        /* raw_total_ns / iterations */
     double self_ns;         /* raw_self_ns / iterations */
+    lp_node_mem cpu_mem;
+    lp_node_mem cuda_mem;
 } lp_node_info;
 
 /* The number of nodes in the module tree (named_modules() order, root first). */

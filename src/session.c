@@ -388,6 +388,22 @@ int lp_session_node_count(const lp_session *s, size_t *out) {
     return LP_OK;
 }
 
+static void fill_mem(const lp_tree *t, const lp_figures *f, int dev, lp_node_mem *out) {
+    const lp_mem_stats *m = &f->mem[dev];
+    memset(out, 0, sizeof *out);
+    out->recorded = t->has_memory[dev];
+    out->retained = lp_stat_mean(&m->retained);
+    out->self_retained = lp_stat_mean(&m->self_retained);
+    out->peak = lp_stat_mean(&m->peak);
+    out->net = lp_stat_mean(&m->net);
+    out->retained_min = m->retained.min;
+    out->retained_max = m->retained.max;
+    out->peak_min = m->peak.min;
+    out->peak_max = m->peak.max;
+    out->net_min = m->net.min;
+    out->net_max = m->net.max;
+}
+
 int lp_session_node(const lp_session *s, size_t index, lp_node_info *out) {
     if (!s || !out) return lp_error_set(LP_ERR_INVALID, "lp_session_node: NULL argument");
     if (index >= s->tree.n_nodes)
@@ -408,6 +424,8 @@ int lp_session_node(const lp_session *s, size_t index, lp_node_info *out) {
     out->calls = it ? (double)n->fig.calls / (double)it : 0;
     out->total_ns = it ? (double)n->fig.total_ns / (double)it : 0;
     out->self_ns = it ? (double)n->fig.self_ns / (double)it : 0;
+    fill_mem(&s->tree, &n->fig, LP_DEV_CPU, &out->cpu_mem);
+    fill_mem(&s->tree, &n->fig, LP_DEV_CUDA, &out->cuda_mem);
     return LP_OK;
 }
 
