@@ -167,12 +167,14 @@ static int split_colon(const char *text, const char **f, size_t *flen, int max) 
     }
 }
 
-static int check_integer_range(lp_input_spec *out, const char *whole) {
+/* `shape` is the SHAPE field of `whole`: the hint must itself be a spec that parses. */
+static int check_integer_range(lp_input_spec *out, const char *whole, const char *shape,
+                               size_t shape_len) {
     if (lp_dtype_is_integer(out->dtype) && out->fill == LP_FILL_RANDOM &&
         out->dtype != LP_DTYPE_BOOL && !out->has_range)
-        return lp_error_set(LP_ERR_INVALID,
-                            "input '%s': random %s values need a range, e.g. %s:%s:0..100", whole,
-                            lp_dtype_name(out->dtype), whole, lp_dtype_name(out->dtype));
+        return lp_error_set(
+            LP_ERR_INVALID, "input '%s': random %s values need a range, e.g. %.*s:%s:0..100", whole,
+            lp_dtype_name(out->dtype), (int)shape_len, shape, lp_dtype_name(out->dtype));
     return LP_OK;
 }
 
@@ -204,7 +206,7 @@ int lp_input_spec_parse(const char *text, lp_input_spec *out) {
         rc = parse_fill(f[next], fl[next], out, text);
         if (rc) return rc;
     }
-    return check_integer_range(out, text);
+    return check_integer_range(out, text, f[0], fl[0]);
 }
 
 int lp_input_file_spec_parse(const char *text, lp_input_spec *out) {
