@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# The whole test suite, as CI runs it: both libtorch builds, then the sanitizer build.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh --torch2
+
+status=0
+run_suite() { # NAME DIR
+  echo "=== $1: ctest in $2"
+  if ! ctest --test-dir "$2" --output-on-failure --timeout 900; then
+    echo "=== $1: FAILED"; status=1
+  fi
+}
+
+scripts/build.sh build debian
+run_suite "libtorch 1.13 (Debian)" build
+
+scripts/build.sh build-torch2 torch2
+run_suite "libtorch 2.x (PyPI wheel)" build-torch2
+
+# ASan + UBSan over the whole suite (the shim keeps NDEBUG: see shim/CMakeLists.txt).
+scripts/build.sh build-asan debian -DLP_SANITIZE=ON -DLP_EXPORT_MODELS=OFF
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
+LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp:print_suppressions=0 \
+UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  run_suite "ASan+UBSan (libtorch 1.13)" build-asan
+
+if [ $status = 0 ]; then echo "=== all suites passed"; else echo "=== some suites FAILED"; fi
+exit $status
