@@ -1,0 +1,106 @@
+/* export_formats.c: format names and file extensions, and small helpers every exporter shares. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "error.h"
+#include "export.h"
+
+static const struct {
+    const char *name;
+    lp_format format;
+} names[] = {
+    {"tree", LP_FORMAT_TREE},
+    {"json", LP_FORMAT_JSON},
+    {"csv", LP_FORMAT_CSV},
+    {"markdown", LP_FORMAT_MARKDOWN},
+    {"trace", LP_FORMAT_TRACE},
+    {"html", LP_FORMAT_HTML},
+    /* aliases after the canonical names: lp_format_name returns the first match */
+    {"md", LP_FORMAT_MARKDOWN},
+    {"chrome", LP_FORMAT_TRACE},
+};
+#define N_NAMES (sizeof names / sizeof names[0])
+
+const char *lp_format_name(lp_format format) {
+    for (size_t i = 0; i < N_NAMES; i++)
+        if (names[i].format == format) return names[i].name;
+    return NULL;
+}
+
+int lp_format_parse(const char *name, lp_format *out) {
+    if (!name || !out) return lp_error_set(LP_ERR_INVALID, "lp_format_parse: NULL argument");
+    for (size_t i = 0; i < N_NAMES; i++)
+        if (strcmp(names[i].name, name) == 0) {
+            *out = names[i].format;
+            return LP_OK;
+        }
+    return lp_error_set(LP_ERR_INVALID,
+                        "unknown format '%s' (tree, json, csv, markdown, trace or html)", name);
+}
+
+static int ends_with(const char *s, const char *suffix) {
+    size_t n = strlen(s), m = strlen(suffix);
+    return n > m && strcasecmp(s + n - m, suffix) == 0;
+}
+
+int lp_format_from_path(const char *path, lp_format *out) {
+    static const struct {
+        const char *suffix;
+        lp_format format;
+    } ext[] = {
+        /* longest first: "r.trace.json" is a trace, not a report */
+        {".trace.json", LP_FORMAT_TRACE}, {".trace", LP_FORMAT_TRACE},
+        {".json", LP_FORMAT_JSON},        {".csv", LP_FORMAT_CSV},
+        {".md", LP_FORMAT_MARKDOWN},      {".markdown", LP_FORMAT_MARKDOWN},
+        {".html", LP_FORMAT_HTML},        {".htm", LP_FORMAT_HTML},
+        {".txt", LP_FORMAT_TREE},
+    };
+    if (!path || !out) return lp_error_set(LP_ERR_INVALID, "lp_format_from_path: NULL argument");
+    for (size_t i = 0; i < sizeof ext / sizeof ext[0]; i++)
+        if (ends_with(path, ext[i].suffix)) {
+            *out = ext[i].format;
+            return LP_OK;
+        }
+    return lp_error_set(LP_ERR_NOT_FOUND, "'%s': no format known for this file name", path);
+}
+
+void lp_export_date(long long t, char *buf, size_t size) {
+    time_t tt = (time_t)t;
+    struct tm tm;
+    if (!buf || !size) return;
+    if (!gmtime_r(&tt, &tm) || !strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm)) buf[0] = '\0';
+}
+
+char *lp_export_op_label(const lp_tree *t, int32_t row) {
+    const lp_op_node *o = &t->ops[row];
+    const char *name = t->op_names && o->op >= 0 ? t->op_names[o->op] : NULL;
+    const char *shapes = o->shapes >= 0 && t->shape_names ? t->shape_names[o->shapes] : NULL;
+    char idbuf[32];
+    if (!name) {
+        snprintf(idbuf, sizeof idbuf, "op#%d", (int)o->op);
+        name = idbuf;
+    }
+    size_t n = strlen(name) + (shapes ? strlen(shapes) + 3 : 0) + 1;
+    char *s = malloc(n);
+    if (!s) return NULL;
+    if (shapes)
+        snprintf(s, n, "%s [%s]", name, shapes);
+    else
+        snprintf(s, n, "%s", name);
+    return s;
+}
+
+/* jansson keeps insertion order (2.8+), so fixed construction order gives fixed bytes. */
+static int put_chunk(const char *buffer, size_t size, void *data) {
+    return fwrite(buffer, 1, size, (FILE *)data) == size ? 0 : -1;
+}
+
+int lp_json_write(const json_t *doc, FILE *out) {
+    if (json_dump_callback(doc, put_chunk, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER) != 0 ||
+        fputc('\n', out) == EOF || ferror(out))
+        return lp_error_set(LP_ERR_IO, "writing the JSON report failed");
+    return LP_OK;
+}

@@ -1,0 +1,172 @@
+/* export_fixtures.h: what the export tests share: a hand-built tree whose every figure can be
+ * checked by eye, the run metadata with a fixed date, capturing a renderer's output, and golden
+ * files (LP_UPDATE_GOLDEN=1 rewrites them instead of comparing: review the diff). */
+#ifndef LP_TEST_EXPORT_FIXTURES_H
+#define LP_TEST_EXPORT_FIXTURES_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "export.h"
+#include "tree.h"
+
+static inline int32_t fx_add(lp_tree *t, const char *path, const char *cls, int32_t parent) {
+    int idx = lp_tree_add(t, path, cls, parent);
+    assert_true(idx >= 0);
+    return idx;
+}
+
+/* Per-iteration figures; raw sums are those times the tree's iterations. */
+static inline void fx_ran(lp_tree *t, int32_t m, uint64_t calls, uint64_t total_us,
+                          uint64_t self_us) {
+    lp_figures *f = &t->nodes[m].fig;
+    f->calls = calls * t->iterations;
+    f->total_ns = total_us * 1000 * t->iterations;
+    f->self_ns = self_us * 1000 * t->iterations;
+}
+
+/* The same CPU memory sample for every call. */
+static inline void fx_mem(lp_figures *f, int64_t retained, int64_t self_retained, int64_t peak) {
+    lp_mem_stats *s = &f->mem[LP_DEV_CPU];
+    for (uint64_t i = 0; i < f->calls; i++) {
+        lp_stat_add(&s->retained, retained);
+        lp_stat_add(&s->self_retained, self_retained);
+        lp_stat_add(&s->peak, peak);
+        lp_stat_add(&s->net, retained - (int64_t)i); /* min and max differ */
+    }
+}
+
+static const char *const fx_op_names[] = {"aten::conv2d", "aten::convolution", "aten::add"};
+static const char *const fx_shape_names[] = {"[1, 3, 8, 8], [4, 3, 3, 3]"};
+
+/* Two iterations, CPU memory, op rows (one with shapes: commas), and a module whose name holds a
+ * pipe, a quote and a comma, for every format's escaping. Selves add up to the root's total:
+ *   Net 1000us (self 100) > features 700 (50) > features.0 500, features.1 150;
+ *   head 200 (150), called twice per iteration > head.w|"q",x 50; unused never ran. */
+static inline void fx_small(lp_tree *t) {
+    lp_tree_init(t);
+    t->iterations = 2;
+    t->has_memory[LP_DEV_CPU] = 1;
+    int32_t root = fx_add(t, "", "Net", -1);
+    int32_t features = fx_add(t, "features", "Sequential", root);
+    int32_t f0 = fx_add(t, "features.0", "Conv2d", features);
+    int32_t f1 = fx_add(t, "features.1", "ReLU", features);
+    int32_t head = fx_add(t, "head", "Linear", root);
+    int32_t odd = fx_add(t, "head.w|\"q\",x", "Identity", head);
+    fx_add(t, "unused", "Dropout", root);
+    fx_ran(t, root, 1, 1000, 100);
+    fx_ran(t, features, 1, 700, 50);
+    fx_ran(t, f0, 1, 500, 500);
+    fx_ran(t, f1, 1, 150, 150);
+    fx_ran(t, head, 2, 200, 150);
+    fx_ran(t, odd, 1, 50, 50);
+    fx_mem(&t->nodes[root].fig, 4096, 0, 65536);
+    fx_mem(&t->nodes[features].fig, 2048, 0, 65536);
+    fx_mem(&t->nodes[f0].fig, 2048, 2048, 65536);
+    fx_mem(&t->nodes[head].fig, 2048, 1024, 4096);
+    fx_mem(&t->nodes[odd].fig, 1024, 1024, 1024);
+
+    t->op_names = (const char **)fx_op_names;
+    t->shape_names = (const char **)fx_shape_names;
+    int32_t conv = lp_tree_add_op(t, f0, -1, 0, 0);
+    int32_t convolution = lp_tree_add_op(t, f0, conv, 1, -1);
+    int32_t add = lp_tree_add_op(t, root, -1, 2, -1);
+    assert_true(conv >= 0 && convolution >= 0 && add >= 0);
+    lp_figures *fc = &t->ops[conv].fig, *fv = &t->ops[convolution].fig, *fa = &t->ops[add].fig;
+    fc->calls = fv->calls = fa->calls = 2;
+    fc->total_ns = 2 * 480000;
+    fc->self_ns = 2 * 30000;
+    fv->total_ns = fv->self_ns = 2 * 450000;
+    fa->total_ns = fa->self_ns = 2 * 40000;
+    fx_mem(fc, 2048, 0, 65536);
+    fx_mem(fv, 2048, 2048, 65536);
+    fx_mem(fa, 2048, 2048, 2048);
+}
+
+/* A run object with everything fixed (the date normalised), so golden files never change. */
+static inline json_t *fx_run(void) {
+    static const char *const inputs[] = {"1x3x8x8:float32"};
+    static const char *const notes[] = {"mode: hooks (a note, as the session writes them)"};
+    lp_run_meta m = {.model = "models/small.pt",
+                     .device = "cpu",
+                     .mode = LP_MODE_HOOKS,
+                     .libtorch_version = "1.13",
+                     .layerprof_version = "0.1.0",
+                     .date = "2024-01-02T03:04:05Z",
+                     .iterations = 2,
+                     .warmup = 1,
+                     .memory = 1,
+                     .events = 1,
+                     .trace_iterations = 3,
+                     .inputs = inputs,
+                     .n_inputs = 1,
+                     .notes = notes,
+                     .n_notes = 1};
+    json_t *run = lp_export_run(&m);
+    assert_non_null(run);
+    return run;
+}
+
+static inline char *fx_slurp(FILE *f) {
+    fflush(f);
+    long n = ftell(f);
+    assert_true(n >= 0);
+    char *text = malloc((size_t)n + 1);
+    assert_non_null(text);
+    rewind(f);
+    assert_int_equal(fread(text, 1, (size_t)n, f), (size_t)n);
+    text[n] = '\0';
+    return text;
+}
+
+/* A scratch FILE for a renderer, and its whole content afterwards (closes it; caller frees). */
+static inline FILE *fx_open(void) {
+    FILE *f = tmpfile();
+    assert_non_null(f);
+    return f;
+}
+
+static inline char *fx_close(FILE *f) {
+    char *text = fx_slurp(f);
+    fclose(f);
+    return text;
+}
+
+static inline char *fx_read_file(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    char *text = fx_slurp(f);
+    fclose(f);
+    return text;
+}
+
+static inline void fx_golden(const char *name, const char *actual) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", LP_GOLDEN_DIR, name);
+    const char *update = getenv("LP_UPDATE_GOLDEN");
+    if (update && strcmp(update, "1") == 0) {
+        FILE *f = fopen(path, "wb");
+        assert_non_null(f);
+        fputs(actual, f);
+        fclose(f);
+        return;
+    }
+    char *expected = fx_read_file(path);
+    if (!expected) fail_msg("missing golden file %s (LP_UPDATE_GOLDEN=1 writes it)", path);
+    if (strcmp(expected, actual) != 0) {
+        fprintf(stderr, "--- expected %s\n%s--- actual\n%s---\n", path, expected, actual);
+        free(expected);
+        fail_msg("output differs from %s", name);
+    }
+    free(expected);
+}
+
+#endif
