@@ -1,0 +1,54 @@
+# LpCuda.cmake: the core's CUDA parts (src/cupti_collector.c): CUPTI activity records for CUDA
+# kernel time per module, and NVTX ranges. They need the CUDA Toolkit's headers and no libtorch:
+# libcupti is opened at run time (preferring the copy libtorch already loaded, since a process has
+# one CUPTI), so nothing here adds a link dependency. Included from the top CMakeLists.txt after
+# lp_core is defined. Says what it found, or what is missing, in one line.
+set(LP_HAVE_CUPTI OFF)
+set(LP_HAVE_NVTX OFF)
+find_package(CUDAToolkit QUIET)
+if(CUDAToolkit_FOUND)
+  set(_lp_cuda_hints ${CUDAToolkit_INCLUDE_DIRS} "${CUDAToolkit_LIBRARY_ROOT}/extras/CUPTI/include"
+                     "${CUDAToolkit_TARGET_DIR}/extras/CUPTI/include")
+  find_path(LP_CUPTI_INCLUDE_DIR cupti.h HINTS ${_lp_cuda_hints} NO_DEFAULT_PATH)
+  find_path(LP_NVTX_INCLUDE_DIR nvtx3/nvToolsExt.h HINTS ${_lp_cuda_hints} NO_DEFAULT_PATH)
+  set(_lp_cupti_lib "")
+  if(TARGET CUDA::cupti)
+    get_target_property(_lp_cupti_lib CUDA::cupti IMPORTED_LOCATION)
+  endif()
+  if(NOT _lp_cupti_lib)
+    find_library(LP_CUPTI_LIBRARY cupti HINTS "${CUDAToolkit_LIBRARY_DIR}"
+                 "${CUDAToolkit_LIBRARY_ROOT}/extras/CUPTI/lib64" NO_DEFAULT_PATH)
+    set(_lp_cupti_lib "${LP_CUPTI_LIBRARY}")
+  endif()
+  if(LP_CUPTI_INCLUDE_DIR)
+    set(LP_HAVE_CUPTI ON)
+    target_include_directories(lp_core SYSTEM PRIVATE ${LP_CUPTI_INCLUDE_DIR}
+                                                      ${CUDAToolkit_INCLUDE_DIRS})
+    target_compile_definitions(lp_core PRIVATE LP_HAVE_CUPTI=1
+                                               LP_CUPTI_LIBRARY="${_lp_cupti_lib}")
+  endif()
+  if(LP_NVTX_INCLUDE_DIR)
+    set(LP_HAVE_NVTX ON)
+    target_include_directories(lp_core SYSTEM PRIVATE ${LP_NVTX_INCLUDE_DIR})
+    target_compile_definitions(lp_core PRIVATE LP_HAVE_NVTX=1)
+  endif()
+  # Both open their libraries with dlopen.
+  target_link_libraries(lp_core PUBLIC ${CMAKE_DL_LIBS})
+endif()
+
+if(LP_HAVE_CUPTI AND LP_HAVE_NVTX)
+  message(STATUS "layerprof: CUDA ${CUDAToolkit_VERSION}: CUPTI kernel time per module "
+                 "(${_lp_cupti_lib}, opened at run time) and NVTX ranges")
+elseif(CUDAToolkit_FOUND)
+  if(LP_HAVE_CUPTI)
+    set(_lp_missing "NVTX ranges (no nvtx3/nvToolsExt.h)")
+  elseif(LP_HAVE_NVTX)
+    set(_lp_missing "CUPTI kernel time per module (no cupti.h)")
+  else()
+    set(_lp_missing "CUPTI kernel time per module and NVTX ranges (no cupti.h, no nvtx3 headers)")
+  endif()
+  message(STATUS "layerprof: CUDA ${CUDAToolkit_VERSION} found, but building without ${_lp_missing}")
+else()
+  message(STATUS "layerprof: no CUDA Toolkit found: building without CUPTI kernel time per "
+                 "module and NVTX ranges (the CUDA-events timer of a CUDA libtorch still works)")
+endif()

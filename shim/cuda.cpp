@@ -1,0 +1,356 @@
+// cuda.cpp: the shim's CUDA parts: whether a CUDA device can be used, waiting for it, and the
+// CUDA-events timer (the fallback when CUPTI cannot be had).
+//
+// torch::cuda::{is_available, device_count, synchronize} exist in every libtorch (CPU builds say
+// no), so the check and the synchronisation build everywhere. The events timer needs the CUDA
+// runtime and c10_cuda's current stream: it is built only against a CUDA libtorch (LPS_HAVE_CUDA,
+// set by cmake/LpShimCuda.cmake). Version differences: none so far; the calls used here exist in
+// libtorch 1.13 and 2.x alike.
+//
+// The CUDA runtime is reached through dlsym on the copy libtorch_cuda already loaded, never linked:
+// a libcudart on our own link line (the toolkit's) could be found first and replace the wheel's
+// newer one under libtorch. So no cudart symbol may be referenced directly here, and headers whose
+// inline code calls cudart (c10/cuda/CUDAGuard.h, CUDAFunctions.h) stay out.
+#include <torch/cuda.h>
+#include <torch/version.h>
+
+#include <array>
+#include <atomic>
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "shim_internal.hpp"
+
+#ifndef LPS_HAVE_CUDA
+#define LPS_HAVE_CUDA 0
+#endif
+
+#if LPS_HAVE_CUDA
+#include <c10/cuda/CUDAStream.h>
+#include <cuda_runtime_api.h>
+#include <dlfcn.h>
+#endif
+
+#define LPS_STR2(x) #x
+#define LPS_STR(x) LPS_STR2(x)
+
+namespace {
+
+// "cuda" -> 0 with *index -1, "cuda:2" -> 0 with *index 2, anything else -> 1 (not CUDA).
+int cuda_index(const char *device, int *index) {
+    *index = -1;
+    if (!device || std::strncmp(device, "cuda", 4) != 0) return 1;
+    const char *p = device + 4;
+    if (*p == ':') *index = std::atoi(p + 1);
+    return 0;
+}
+
+#if LPS_HAVE_CUDA
+
+// The runtime functions used, looked up once in the process's global scope.
+struct Cudart {
+    decltype(&::cudaGetDeviceCount) get_device_count = nullptr;
+    decltype(&::cudaGetDevice) get_device = nullptr;
+    decltype(&::cudaSetDevice) set_device = nullptr;
+    decltype(&::cudaGetErrorString) error_string = nullptr;
+    decltype(&::cudaGetLastError) last_error = nullptr;
+    decltype(&::cudaEventCreateWithFlags) event_create = nullptr;
+    decltype(&::cudaEventRecord) event_record = nullptr;
+    decltype(&::cudaEventElapsedTime) elapsed = nullptr;
+    decltype(&::cudaEventDestroy) event_destroy = nullptr;
+    std::string missing; // the first symbol not found, "" when all are there
+};
+
+template <typename F> void find(F &slot, const char *name, std::string &missing) {
+    void *p = dlsym(RTLD_DEFAULT, name);
+    if (!p && missing.empty()) missing = name;
+    std::memcpy(&slot, &p, sizeof p);
+}
+
+const Cudart &cudart() {
+    static const Cudart c = [] {
+        Cudart r;
+        find(r.get_device_count, "cudaGetDeviceCount", r.missing);
+        find(r.get_device, "cudaGetDevice", r.missing);
+        find(r.set_device, "cudaSetDevice", r.missing);
+        find(r.error_string, "cudaGetErrorString", r.missing);
+        find(r.last_error, "cudaGetLastError", r.missing);
+        find(r.event_create, "cudaEventCreateWithFlags", r.missing);
+        find(r.event_record, "cudaEventRecord", r.missing);
+        find(r.elapsed, "cudaEventElapsedTime", r.missing);
+        find(r.event_destroy, "cudaEventDestroy", r.missing);
+        return r;
+    }();
+    return c;
+}
+
+// Makes `device` current for the scope (events are created on the current device).
+struct DeviceScope {
+    int previous = -1;
+    explicit DeviceScope(int device) {
+        const Cudart &rt = cudart();
+        if (rt.get_device(&previous) != cudaSuccess || previous == device) {
+            previous = -1;
+            rt.last_error();
+        } else {
+            rt.set_device(device);
+        }
+    }
+    ~DeviceScope() {
+        if (previous >= 0) cudart().set_device(previous);
+    }
+    DeviceScope(const DeviceScope &) = delete;
+    DeviceScope &operator=(const DeviceScope &) = delete;
+};
+
+// One timer per process, like the profiled model (hooks.cpp's g_active). The hot path touches
+// only preallocated storage, on the thread that began it.
+constexpr size_t k_first_spans = 4096;
+constexpr size_t k_max_spans = 1u << 20;
+constexpr int k_max_depth = 1024;
+
+struct Span {
+    uint64_t scope;
+    int32_t parent; // enclosing timed span in this forward, -1 at the top
+};
+
+struct EventTimer {
+    int device = 0;
+    std::vector<cudaEvent_t> events; // 2 per span: start, end
+    std::vector<Span> spans;         // capacity events.size() / 2
+    size_t used = 0;
+    std::array<int32_t, k_max_depth> stack{}; // open spans; -1: an untimed call
+    int depth = 0;
+    uint64_t lost = 0;
+    bool full = false;
+    std::string error;
+};
+
+EventTimer *g_timer = nullptr;
+thread_local bool t_timed = false; // this thread began the timer
+std::atomic<uint64_t> g_other_threads{0};
+
+bool add_events(EventTimer &t, size_t spans) {
+    const Cudart &rt = cudart();
+    DeviceScope scope(t.device);
+    while (t.events.size() < 2 * spans) {
+        cudaEvent_t e;
+        cudaError_t rc = rt.event_create(&e, cudaEventDefault);
+        if (rc != cudaSuccess) {
+            rt.last_error();
+            t.error = std::string("cannot create a CUDA event: ") + rt.error_string(rc);
+            return false;
+        }
+        t.events.push_back(e);
+    }
+    t.spans.resize(t.events.size() / 2);
+    return true;
+}
+
+void destroy(EventTimer *t) {
+    if (!t) return;
+    for (auto e : t->events)
+        cudart().event_destroy(e);
+    delete t;
+}
+
+#endif
+
+} // namespace
+
+extern "C" {
+
+int lps_cuda_built(void) {
+    return LPS_HAVE_CUDA;
+}
+
+int lps_cuda_check(const char *device) {
+    int index;
+    if (cuda_index(device, &index)) return LP_OK;
+#if !LPS_HAVE_CUDA
+    return lps::set_error(LP_ERR_UNSUPPORTED,
+                          "CUDA is not available: layerprof was built against libtorch %s "
+                          "without CUDA support (build it against a CUDA libtorch, such as the "
+                          "pip wheel's)",
+                          lps_torch_version());
+#else
+    LPS_GUARD({
+        // libtorch decides; the runtime only explains a "no".
+        int n = static_cast<int>(torch::cuda::device_count());
+        if (n <= 0) {
+            const Cudart &rt = cudart();
+            int count = 0;
+            cudaError_t rc = rt.missing.empty() ? rt.get_device_count(&count) : cudaSuccess;
+            if (rc != cudaSuccess) {
+                rt.last_error();
+                return lps::set_error(LP_ERR_UNSUPPORTED, "CUDA is not available: %s",
+                                      rt.error_string(rc));
+            }
+            return lps::set_error(LP_ERR_UNSUPPORTED,
+                                  "CUDA is not available: no CUDA device is visible to this "
+                                  "process");
+        }
+        if (index >= n) {
+            std::string last = n == 1 ? "" : " to cuda:" + std::to_string(n - 1);
+            return lps::set_error(LP_ERR_UNSUPPORTED,
+                                  "CUDA is not available: %s asked for, but only %d CUDA "
+                                  "device%s visible (cuda:0%s)",
+                                  device, n, n == 1 ? " is" : "s are", last.c_str());
+        }
+        return LP_OK;
+    })
+#endif
+}
+
+int lps_device_synchronize(lps_model *m) {
+    if (!m) return lps::set_error(LP_ERR_INVALID, "lps_device_synchronize: NULL model");
+    if (!m->device.is_cuda()) return LP_OK;
+    LPS_GUARD({
+        torch::cuda::synchronize(m->device.has_index() ? m->device.index() : -1);
+        return LP_OK;
+    })
+}
+
+#if LPS_HAVE_CUDA
+
+int lps_cuda_events_begin(void *ctx) {
+    auto *m = static_cast<lps_model *>(ctx);
+    if (!m || !m->device.is_cuda())
+        return lps::set_error(LP_ERR_INVALID, "CUDA events need a model on a CUDA device");
+    if (g_timer) return lps::set_error(LP_ERR_BUSY, "the CUDA-events timer is already in use");
+    if (!cudart().missing.empty())
+        return lps::set_error(LP_ERR_UNSUPPORTED, "CUDA events: the CUDA runtime has no %s",
+                              cudart().missing.c_str());
+    LPS_GUARD({
+        auto *t = new EventTimer();
+        t->device = 0;
+        if (m->device.has_index())
+            t->device = m->device.index();
+        else if (cudart().get_device(&t->device) != cudaSuccess)
+            cudart().last_error();
+        if (!add_events(*t, k_first_spans)) {
+            lps::set_error(LP_ERR_RUNTIME, "%s", t->error.c_str());
+            destroy(t);
+            return LP_ERR_RUNTIME;
+        }
+        g_timer = t;
+        t_timed = true;
+        return LP_OK;
+    })
+}
+
+void lps_cuda_events_push(void *, uint64_t scope) {
+    EventTimer *t = g_timer;
+    if (!t) return;
+    if (!t_timed) {
+        g_other_threads.fetch_add(1, std::memory_order_relaxed);
+        return;
+    }
+    int d = t->depth++;
+    if (d >= k_max_depth) return;
+    if (t->used == t->spans.size()) {
+        t->stack[d] = -1;
+        t->lost++;
+        t->full = true;
+        return;
+    }
+    int32_t i = static_cast<int32_t>(t->used++);
+    t->spans[i] = {scope, d > 0 ? t->stack[d - 1] : -1};
+    // An untimed parent (-1) leaves the child at the top: its span is still right.
+    t->stack[d] = i;
+    cudaStream_t s = c10::cuda::getCurrentCUDAStream(static_cast<c10::DeviceIndex>(t->device));
+    cudart().event_record(t->events[2 * i], s);
+}
+
+void lps_cuda_events_pop(void *, uint64_t) {
+    EventTimer *t = g_timer;
+    if (!t || !t_timed || t->depth == 0) return;
+    int d = --t->depth;
+    if (d >= k_max_depth || t->stack[d] < 0) return;
+    int32_t i = t->stack[d];
+    cudaStream_t s = c10::cuda::getCurrentCUDAStream(static_cast<c10::DeviceIndex>(t->device));
+    cudart().event_record(t->events[2 * i + 1], s);
+}
+
+int lps_cuda_events_collect(void *, int (*sink)(void *, uint64_t, uint64_t), void *sink_ctx,
+                            uint64_t *lost) {
+    EventTimer *t = g_timer;
+    *lost = 0;
+    if (!t) return LP_OK;
+    LPS_GUARD({
+        const Cudart &rt = cudart();
+        DeviceScope scope(t->device);
+        // Spans still open (a forward that threw) cannot be read: drop them.
+        size_t n = t->used;
+        std::vector<uint64_t> span(n, 0); // (one declarator per line: LPS_GUARD is a macro)
+        std::vector<uint64_t> nested(n, 0);
+        std::vector<char> ok(n, 0);
+        for (size_t i = 0; i < n; i++) {
+            float ms = 0;
+            cudaError_t rc = rt.elapsed(&ms, t->events[2 * i], t->events[2 * i + 1]);
+            if (rc != cudaSuccess) {
+                rt.last_error();
+                t->lost++;
+                continue;
+            }
+            ok[i] = 1;
+            span[i] = ms > 0 ? static_cast<uint64_t>(std::llround(ms * 1e6)) : 0;
+        }
+        for (size_t i = 0; i < n; i++)
+            if (ok[i] && t->spans[i].parent >= 0) nested[t->spans[i].parent] += span[i];
+        for (size_t i = 0; i < n; i++) {
+            if (!ok[i]) continue;
+            uint64_t self = span[i] > nested[i] ? span[i] - nested[i] : 0;
+            if (sink(sink_ctx, t->spans[i].scope, self) != 0) t->lost++;
+        }
+        t->used = 0;
+        t->depth = 0;
+        *lost = t->lost + g_other_threads.exchange(0);
+        t->lost = 0;
+        // Grow between forwards, never on the hot path.
+        if (t->full && t->spans.size() < k_max_spans) {
+            t->full = false;
+            if (!add_events(*t, std::min(k_max_spans, t->spans.size() * 2)))
+                return lps::set_error(LP_ERR_RUNTIME, "%s", t->error.c_str());
+        }
+        return LP_OK;
+    })
+}
+
+void lps_cuda_events_end(void *) {
+    EventTimer *t = g_timer;
+    g_timer = nullptr;
+    t_timed = false;
+    try {
+        destroy(t);
+    } catch (...) {
+    }
+}
+
+const char *lps_cuda_events_error(void *) {
+    return lps_error_last();
+}
+
+#else // !LPS_HAVE_CUDA: the timer does not exist; lps_cuda_built() says so.
+
+int lps_cuda_events_begin(void *) {
+    return lps::set_error(LP_ERR_UNSUPPORTED,
+                          "CUDA events: libtorch " LPS_STR(TORCH_VERSION_MAJOR) "." LPS_STR(
+                              TORCH_VERSION_MINOR) " was built without CUDA");
+}
+void lps_cuda_events_push(void *, uint64_t) {}
+void lps_cuda_events_pop(void *, uint64_t) {}
+int lps_cuda_events_collect(void *, int (*)(void *, uint64_t, uint64_t), void *, uint64_t *lost) {
+    *lost = 0;
+    return LP_OK;
+}
+void lps_cuda_events_end(void *) {}
+const char *lps_cuda_events_error(void *) {
+    return lps_error_last();
+}
+
+#endif
+
+} // extern "C"
