@@ -1,0 +1,317 @@
+#!/usr/bin/env bash
+# test_cli.sh: the layerprof command line against the real libtorch and the exported models.
+#
+#     test_cli.sh LAYERPROF_BINARY MODELS_DIR
+#
+# Run by ctest (integration.cli). Exit codes documented in the README: 0 ok, 1 runtime failure
+# (model, libtorch, I/O), 2 usage error. Every failure must print exactly one line on stderr,
+# starting with "layerprof: error:", and nothing on stdout.
+set -u
+
+if [ $# -ne 2 ]; then
+    echo "usage: $0 LAYERPROF_BINARY MODELS_DIR" >&2
+    exit 2
+fi
+LP=$1
+MODELS=$2
+[ -x "$LP" ] || { echo "not executable: $LP" >&2; exit 1; }
+for m in nested resnet18; do
+    [ -f "$MODELS/$m.pt" ] || { echo "missing $MODELS/$m.pt (build the 'models' target)" >&2; exit 1; }
+done
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/lp_cli.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+OUT=$TMP/stdout
+ERR=$TMP/stderr
+
+NESTED=$MODELS/nested.pt
+RESNET=$MODELS/resnet18.pt
+FAST=(--warmup 1 --iterations 2) # successful runs: keep them short
+
+failures=0
+checks=0
+fail() {
+    echo "FAIL: $*"
+    failures=$((failures + 1))
+}
+ok() {
+    echo "ok:   $*"
+}
+
+# run [TIMEOUT_S] -- ARGS...: runs the binary, stdout to $OUT, stderr to $ERR, exit code in $rc,
+# seconds in $secs.
+run() {
+    local limit=120
+    if [ "$1" != "--" ]; then
+        limit=$1
+        shift
+    fi
+    shift # --
+    local t0 t1
+    t0=$(date +%s%N)
+    timeout -k 5 "$limit" "$LP" "$@" >"$OUT" 2>"$ERR" </dev/null
+    rc=$?
+    t1=$(date +%s%N)
+    secs=$(((t1 - t0) / 1000000000))
+}
+
+show() {
+    echo "      exit $rc; stdout $(wc -c <"$OUT") bytes; stderr:"
+    sed 's/^/      | /' "$ERR" | head -20
+}
+
+# expect_error NAME CODE REGEX [TIMEOUT_S] -- ARGS...
+# Exit CODE, nothing on stdout, exactly one line on stderr that starts with "layerprof: error:" and
+# matches the extended REGEX (case-insensitive).
+expect_error() {
+    local name=$1 code=$2 regex=$3
+    shift 3
+    checks=$((checks + 1))
+    run "$@"
+    local lines problems=""
+    lines=$(wc -l <"$ERR")
+    [ "$rc" -eq "$code" ] || problems+=" exit $rc (want $code);"
+    [ "$rc" -ne 124 ] && [ "$rc" -ne 137 ] || problems+=" timed out or killed;"
+    [ ! -s "$OUT" ] || problems+=" stdout not empty;"
+    [ "$lines" -eq 1 ] || problems+=" $lines stderr lines (want 1);"
+    # a final line without its newline counts as one more
+    if [ -s "$ERR" ] && [ "$(tail -c 1 "$ERR" | od -An -c | tr -d ' ')" != '\n' ]; then
+        problems+=" stderr does not end with a newline;"
+    fi
+    head -n 1 "$ERR" | grep -q '^layerprof: error: ' || problems+=" stderr does not start with 'layerprof: error: ';"
+    grep -Eqi -- "$regex" "$ERR" || problems+=" message does not match /$regex/;"
+    if [ -n "$problems" ]; then
+        fail "$name:$problems"
+        show
+    else
+        ok "$name (exit $rc, ${secs}s): $(head -c 200 "$ERR")"
+    fi
+}
+
+# A python3 for the zip fixture (any python3: only the standard zipfile module is used).
+PY=""
+for p in python3 /usr/bin/python3; do
+    if command -v "$p" >/dev/null 2>&1 && "$p" -c 'import zipfile' >/dev/null 2>&1; then
+        PY=$p
+        break
+    fi
+done
+
+# ---- fixtures -------------------------------------------------------------------------------------
+: >"$TMP/empty.pt"
+printf 'this is a text file, not a TorchScript model\n' >"$TMP/text.pt"
+mkdir "$TMP/adir.pt"
+size=$(stat -c %s "$NESTED")
+head -c $((size / 2)) "$NESTED" >"$TMP/truncated.pt"
+# corrupted: 256 bytes in the middle of nested.pt inverted (the zip's central directory stays valid)
+cp "$NESTED" "$TMP/corrupt.pt"
+chmod u+w "$TMP/corrupt.pt"
+mid=$((size / 2 - 128))
+head -c "$((mid + 256))" "$NESTED" | tail -c 256 | od -An -v -tu1 |
+    awk '{for (i = 1; i <= NF; i++) printf "\\%03o", 255 - $i}' >"$TMP/flip.esc"
+printf "$(cat "$TMP/flip.esc")" | dd of="$TMP/corrupt.pt" bs=1 seek="$mid" conv=notrunc status=none
+cmp -s "$NESTED" "$TMP/corrupt.pt" && { echo "could not corrupt the copy of nested.pt" >&2; exit 1; }
+if [ -n "$PY" ]; then
+    "$PY" - "$TMP/notscript.pt" <<'EOF'
+import sys, zipfile
+with zipfile.ZipFile(sys.argv[1], "w") as z:
+    z.writestr("notes/readme.txt", "a valid zip archive that is not a TorchScript model\n")
+EOF
+elif command -v zip >/dev/null 2>&1; then
+    mkdir -p "$TMP/z/notes" && echo "not a model" >"$TMP/z/notes/readme.txt"
+    (cd "$TMP/z" && zip -q ../notscript.pt notes/readme.txt)
+fi
+
+echo "== binary: $LP"
+echo "== models: $MODELS"
+
+# ---- --help, --version ------------------------------------------------------------------------------
+checks=$((checks + 1))
+run -- --help
+if [ "$rc" -eq 0 ] && grep -q '^usage: layerprof' "$OUT" && grep -q -- '--iterations' "$OUT" && [ ! -s "$ERR" ]; then
+    ok "--help"
+else
+    fail "--help: exit $rc, want 0 with the usage on stdout and nothing on stderr"
+    show
+fi
+checks=$((checks + 1))
+run -- --version
+if [ "$rc" -eq 0 ] && grep -Eq '^layerprof [0-9]+\.[0-9]+\.[0-9]+ \(libtorch [0-9]+\.[0-9]+\)$' "$OUT" &&
+    [ "$(wc -l <"$OUT")" -eq 1 ] && [ ! -s "$ERR" ]; then
+    ok "--version: $(cat "$OUT")"
+else
+    fail "--version: exit $rc, stdout '$(head -c 200 "$OUT")'"
+    show
+fi
+
+# ---- a successful run: the tree ------------------------------------------------------------------------
+# The rows between the header's rule and the closing rule are modules: "name | self | total | calls".
+# check_tree NAME FILE EXPECTED_ROWS BLANK_ROWS_REGEX: every module row has numeric cells, except rows
+# whose name matches BLANK_ROWS_REGEX, which must be blank (modules that never ran).
+check_tree() {
+    local name=$1 file=$2 want_rows=$3 blank=$4
+    checks=$((checks + 1))
+    local report
+    report=$(awk -F'|' -v blank="$blank" '
+        function trim(s) { gsub(/^[ \t]+|[ \t]+$/, "", s); return s }
+        /^-+\|/ { rule++; next }
+        rule == 0 && NR == 1 { header = $0; next }
+        rule == 1 {
+            rows++
+            label = trim($1); sub(/^[^A-Za-z0-9_]*/, "", label)
+            numeric = 1; empty = 1
+            for (i = 2; i <= NF; i++) {
+                c = trim($i)
+                if (c != "") empty = 0
+                if (i < NF && c !~ /^[0-9]+(\.[0-9]+)?(ns|us|ms|s)$/) numeric = 0
+                if (i == NF && c !~ /^[0-9]+$/) numeric = 0
+            }
+            if (blank != "" && label ~ blank) { if (!empty) print "row \"" $0 "\" should be blank"; nblank++ }
+            else if (!numeric) print "row \"" $0 "\" is not numeric"
+        }
+        rule == 2 && /^Total/ { total = $0 }
+        END {
+            if (NF < 0) {}
+            if (header !~ /Self CPU total/ || header !~ /CPU total/ || header !~ /Number of Calls/)
+                print "header \"" header "\" lacks the default columns"
+            if (rule < 2) print "the table is not closed by a rule"
+            if (total == "") print "no Total row"
+            print "ROWS " rows + 0 " BLANK " nblank + 0
+        }' "$file")
+    local rows
+    rows=$(echo "$report" | sed -n 's/^ROWS \([0-9]*\) BLANK \([0-9]*\)$/\1 \2/p')
+    local problems
+    problems=$(echo "$report" | grep -v '^ROWS ')
+    if [ "${rows%% *}" != "$want_rows" ]; then
+        problems+=$'\n'"$rows rows+blank, want $want_rows module rows"
+    fi
+    if [ -n "$problems" ]; then
+        fail "$name: tree:"
+        echo "$problems" | head -20 | sed 's/^/      /'
+    else
+        ok "$name: tree of $want_rows numeric rows (blank: ${rows#* })"
+    fi
+}
+
+for mode in hooks graph; do
+    checks=$((checks + 1))
+    run -- "$RESNET" --mode "$mode" "${FAST[@]}"
+    if [ "$rc" -ne 0 ]; then
+        fail "resnet18 --mode $mode: exit $rc"
+        show
+        continue
+    fi
+    # libtorch's own chatter (glog, TORCH_WARN) must not reach stderr without --verbose
+    if [ -s "$ERR" ]; then
+        fail "resnet18 --mode $mode: stderr is not empty on success:"
+        show
+    else
+        ok "resnet18 --mode $mode: exit 0, stderr empty"
+    fi
+    grep -q "mode: $mode" "$OUT" || fail "resnet18 --mode $mode: no 'mode: $mode' note under the table"
+    check_tree "resnet18 --mode $mode" "$OUT" 68 ""
+done
+
+# nested: `unused` never runs, so its row (and only its row) is blank
+checks=$((checks + 1))
+run -- "$NESTED" "${FAST[@]}"
+if [ "$rc" -eq 0 ] && [ ! -s "$ERR" ]; then
+    check_tree "nested" "$OUT" 11 '^unused$'
+    grep -Eq '^[^|]*unused +\| +\| +\| *$' "$OUT" || fail "nested: the 'unused' row is not blank"
+else
+    fail "nested: exit $rc"
+    show
+fi
+
+# ---- --output FILE writes what stdout would -------------------------------------------------------
+normalise() { # times (units are chosen per value), numbers, and the padding that follows them
+    sed -E 's/[0-9]+(\.[0-9]+)?(ns|us|ms|s)( |$)/T\3/g; s/[0-9]+(\.[0-9]+)?/N/g; s/ +/ /g; s/-+/-/g' "$1"
+}
+# one run, both outputs: byte-identical
+checks=$((checks + 1))
+run -- "$RESNET" "${FAST[@]}" --output - --output "$TMP/both.txt"
+if [ "$rc" -eq 0 ] && [ ! -s "$ERR" ] && [ -s "$OUT" ] && cmp -s "$OUT" "$TMP/both.txt"; then
+    ok "--output - --output FILE: identical reports from one run"
+else
+    fail "--output - --output FILE: exit $rc, or the file differs from stdout"
+    show
+    diff "$OUT" "$TMP/both.txt" | head -10
+fi
+cp "$OUT" "$TMP/stdout_run.txt"
+# --output FILE alone: nothing on stdout, and the same tree as a run to stdout (numbers aside)
+checks=$((checks + 1))
+run -- "$RESNET" "${FAST[@]}" --output "$TMP/report.txt"
+if [ "$rc" -eq 0 ] && [ ! -s "$ERR" ] && [ ! -s "$OUT" ] && [ -s "$TMP/report.txt" ] &&
+    diff <(normalise "$TMP/stdout_run.txt") <(normalise "$TMP/report.txt") >"$TMP/diff"; then
+    ok "--output FILE: nothing on stdout, the same tree as stdout (numbers normalised)"
+else
+    fail "--output FILE: exit $rc, stdout $(wc -c <"$OUT") bytes, or the tree differs"
+    show
+    head -10 "$TMP/diff"
+fi
+check_tree "--output FILE" "$TMP/report.txt" 68 ""
+
+# ---- bad model files (exit 1: runtime failure, the model cannot be loaded) ---------------------------
+expect_error "missing file" 1 "nosuch\.pt.*(no such file|cannot open)" -- "$TMP/nosuch.pt"
+expect_error "a directory" 1 "adir\.pt" -- "$TMP/adir.pt"
+expect_error "empty file" 1 "empty\.pt" -- "$TMP/empty.pt"
+expect_error "text file" 1 "text\.pt.*torchscript" -- "$TMP/text.pt"
+expect_error "truncated .pt" 1 "truncated\.pt.*torchscript" -- "$TMP/truncated.pt"
+expect_error "corrupted zip" 1 "corrupt\.pt" -- "$TMP/corrupt.pt"
+if [ -f "$TMP/notscript.pt" ]; then
+    expect_error "zip, not TorchScript" 1 "notscript\.pt.*torchscript" -- "$TMP/notscript.pt"
+else
+    echo "SKIP: zip, not TorchScript (no python3 with zipfile, no zip)"
+fi
+
+# ---- inputs the model rejects: libtorch's reason in the one line (exit 1) ------------------------------
+expect_error "wrong input rank" 1 "expected.*(input|dim|channels)" -- \
+    "$RESNET" --input 1x3x224 --warmup 0 --iterations 1
+expect_error "wrong input shape" 1 "channels" -- \
+    "$RESNET" --input 1x5x224x224 --warmup 0 --iterations 1
+expect_error "wrong input dtype" 1 "(scalar type|dtype).*(Long|Float)|(Long|Float).*(Long|Float)" -- \
+    "$RESNET" --input 1x3x224x224:int64:0..10 --warmup 0 --iterations 1
+
+# ---- bad options (exit 2: usage) ------------------------------------------------------------------
+expect_error "--iterations 0" 2 "iterations" -- "$NESTED" --iterations 0
+expect_error "--iterations -1" 2 "iterations" -- "$NESTED" --iterations -1
+expect_error "--iterations 99999999999" 2 "iterations" -- "$NESTED" --iterations 99999999999
+expect_error "--iterations abc" 2 "iterations.*abc" -- "$NESTED" --iterations abc
+expect_error "--warmup -1" 2 "warmup" -- "$NESTED" --warmup -1
+expect_error "unknown option" 2 "--no-such-option" -- "$NESTED" --no-such-option
+expect_error "--input 1x0" 2 "1x0" -- "$NESTED" --input 1x0
+expect_error "--input 1x3:int64 (no range)" 2 "range.*e\.g\. 1x3:int64:0\.\.100" -- "$NESTED" --input 1x3:int64
+expect_error "--mode foo" 2 "mode.*foo" -- "$NESTED" --mode foo
+expect_error "--device gpu" 2 "device.*gpu" -- "$NESTED" --device gpu
+expect_error "--iterations (no value)" 2 "iterations.*needs a value" -- "$NESTED" --iterations
+expect_error "two models" 2 "unexpected argument" -- "$NESTED" "$RESNET"
+expect_error "no model" 2 "no model" -- --iterations 1
+
+# ---- module paths (exit 2) -------------------------------------------------------------------------
+# A name with nothing close to it gets a hint at the syntax; a near miss gets "did you mean".
+expect_error "--path nosuch" 2 "nosuch.*(did you mean|e\.g\.)" -- "$NESTED" --path nosuch
+expect_error "--path blok" 2 "blok.*did you mean 'block'" -- "$NESTED" --path blok
+expect_error "--path block.bdy" 2 "block\.bdy.*did you mean 'block\.body'" -- "$NESTED" --path block.bdy
+
+# ---- unwritable outputs: fail before the model runs ---------------------------------------------------
+# 10,000,000 iterations of resnet18 would take days: finishing within the timeout proves the output
+# was checked before any forward ran.
+expect_error "--output /proc/nonexistent/x.txt" 1 "/proc/nonexistent/x\.txt" 30 -- \
+    "$RESNET" --iterations 10000000 --output /proc/nonexistent/x.txt
+expect_error "--output / (a directory)" 1 "'/'" 30 -- \
+    "$RESNET" --iterations 10000000 --output /
+
+# ---- inputs too large to allocate: a clear message, no OOM kill --------------------------------------
+expect_error "--input 100000x100000x1000" 1 "memory" 60 -- \
+    "$NESTED" --input 100000x100000x1000
+expect_error "--input 2^62 bytes" 1 "memory" 60 -- \
+    "$NESTED" --input 1073741824x1073741824x4
+
+# ---------------------------------------------------------------------------------------------------
+echo
+if [ "$failures" -ne 0 ]; then
+    echo "$failures of $checks CLI checks FAILED"
+    exit 1
+fi
+echo "all $checks CLI checks passed"
+exit 0
