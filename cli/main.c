@@ -7,7 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
+#include "diff.h"
 #include "layerprof.h"
 
 enum { EXIT_RUNTIME = 1, EXIT_USAGE = 2 };
@@ -28,6 +31,9 @@ static void usage(FILE *out) {
         "\n"
         "Run:\n"
         "  --device DEV                   cpu (default), cuda, cuda:N\n"
+        "  --cuda-timing auto|cupti|events|off  CUDA kernel time per module: CUPTI activity\n"
+        "                                 records, or CUDA events (auto: CUPTI when available)\n"
+        "  --nvtx                         an NVTX range per module (per op with --events)\n"
         "  --mode hooks|graph             hooks (default): optimizer off, true module entry/exit;\n"
         "                                 graph: optimised graph, modules inferred per op\n"
         "  --warmup N                     unprofiled forwards first (default 2)\n"
@@ -50,7 +56,19 @@ static void usage(FILE *out) {
         "...)\n"
         "  --units auto|us|ms|s           time units (default auto)\n"
         "  --ascii                        ASCII tree glyphs\n"
-        "  --output FILE                  write the report to FILE instead of stdout\n"
+        "\n"
+        "Outputs (default: the tree on stdout):\n"
+        "  --format tree|json|csv|markdown|trace|html\n"
+        "                                 the format of the next --output (stdout without one)\n"
+        "  --output FILE                  write a report to FILE; repeatable. Without --format\n"
+        "                                 the name says which: .json, .csv, .md, .html,\n"
+        "                                 .trace.json (Chrome trace); anything else: tree\n"
+        "  --trace                        record a timeline (module and op spans, memory over\n"
+        "                                 time) for trace and html outputs; implied by trace\n"
+        "  --trace-iterations N           profiled iterations on the timeline (default 3)\n"
+        "\n"
+        "Compare two JSON reports:\n"
+        "  layerprof diff BEFORE.json AFTER.json   per-module change of self and total time\n"
         "\n"
         "Other:\n"
         "  --config FILE                  read options from a YAML file; flags override it\n"
@@ -63,11 +81,11 @@ static void usage(FILE *out) {
 static int fail_usage(const char *fmt, const char *arg) {
     fprintf(stderr, "layerprof: error: ");
     fprintf(stderr, fmt, arg);
-    fprintf(stderr, "\nTry 'layerprof --help'.\n");
+    fprintf(stderr, " (try 'layerprof --help')\n");
     return EXIT_USAGE;
 }
 
-/* Strict integer: the whole argument, in range. */
+/* Strict integer: the whole argument, in range. Upper limits are lp_options_validate's to give. */
 static int parse_int(const char *flag, const char *text, long min, long max, int *out) {
     char *end;
     errno = 0;
@@ -91,6 +109,7 @@ typedef struct cli {
     int has_model, has_device, has_mode, has_warmup, has_iterations, has_threads, has_seed;
     int has_memory, has_events, has_shapes, has_depth, has_sort, has_top, has_units, has_ascii;
     int has_verbose;
+    int has_cuda_timing, has_nvtx;
     lp_input_spec inputs[LP_MAX_INPUTS];
     size_t n_inputs;
     const char *paths[256];
@@ -99,6 +118,9 @@ typedef struct cli {
     const char *columns[64];
     size_t n_columns;
     lp_output_spec outputs[16];
+    int has_format;  /* a --format waiting for its --output */
+    lp_format format;
+    int has_trace, has_trace_iterations;
     size_t n_outputs;
     const char *config;
     int print_config;
@@ -156,6 +178,11 @@ enum {
     OPT_CONFIG,
     OPT_PRINT_CONFIG,
     OPT_VERBOSE,
+    OPT_FORMAT,
+    OPT_TRACE,
+    OPT_TRACE_ITERATIONS,
+    OPT_CUDA_TIMING,
+    OPT_NVTX,
     OPT_HELP,
     OPT_VERSION
 };
@@ -182,16 +209,56 @@ static const struct option long_options[] = {{"input", required_argument, 0, OPT
                                              {"config", required_argument, 0, OPT_CONFIG},
                                              {"print-config", no_argument, 0, OPT_PRINT_CONFIG},
                                              {"verbose", no_argument, 0, OPT_VERBOSE},
+                                             {"format", required_argument, 0, OPT_FORMAT},
+                                             {"trace", no_argument, 0, OPT_TRACE},
+                                             {"trace-iterations", required_argument, 0,
+                                              OPT_TRACE_ITERATIONS},
+                                             {"cuda-timing", required_argument, 0, OPT_CUDA_TIMING},
+                                             {"nvtx", no_argument, 0, OPT_NVTX},
                                              {"help", no_argument, 0, OPT_HELP},
                                              {"version", no_argument, 0, OPT_VERSION},
                                              {0, 0, 0, 0}};
+
+/* --output FILE: the pending --format, else what the file name says, else the tree. */
+static lp_format output_format(const cli *c, const char *file) {
+    lp_format f = LP_FORMAT_TREE;
+    if (c->has_format) return c->format;
+    if (lp_format_from_path(file, &f) != LP_OK) f = LP_FORMAT_TREE;
+    return f;
+}
+
+/* A --format that no --output followed writes to stdout. */
+static int add_stdout_output(cli *c) {
+    if (c->n_outputs == sizeof c->outputs / sizeof c->outputs[0])
+        return fail_usage("too many outputs%s", "");
+    c->outputs[c->n_outputs++] = (lp_output_spec){c->format, NULL};
+    c->has_format = 0;
+    return 0;
+}
+
+/* One line on stderr, rewritten in place, at most every 100 ms; erased when the run is done. */
+static void show_progress(const lp_progress *p, void *payload) {
+    static struct timespec last;
+    (void)payload;
+    if (p->phase == LP_PHASE_DONE) {
+        fputs("\r\033[K", stderr);
+        return;
+    }
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    long ms = (long)(now.tv_sec - last.tv_sec) * 1000 + (now.tv_nsec - last.tv_nsec) / 1000000;
+    if (p->done != 0 && p->done != p->total && ms < 100) return;
+    last = now;
+    fprintf(stderr, "\r\033[Klayerprof: %s %d/%d",
+            p->phase == LP_PHASE_WARMUP ? "warm-up" : "profiling", p->done, p->total);
+}
 
 /* Returns -1 to continue, or an exit code. */
 static int parse_args(cli *c, int argc, char **argv) {
     lp_options_init(&c->set);
     opterr = 0;
     int opt, rc;
-    while ((opt = getopt_long(argc, argv, "", long_options, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, ":", long_options, NULL)) != -1) {
         const char *a = optarg;
         switch (opt) {
         case OPT_INPUT:
@@ -226,15 +293,15 @@ static int parse_args(cli *c, int argc, char **argv) {
             c->has_mode = 1;
             break;
         case OPT_WARMUP:
-            if ((rc = parse_int("--warmup", a, 0, 10000000, &c->set.warmup))) return rc;
+            if ((rc = parse_int("--warmup", a, 0, INT_MAX, &c->set.warmup))) return rc;
             c->has_warmup = 1;
             break;
         case OPT_ITERATIONS:
-            if ((rc = parse_int("--iterations", a, 1, 10000000, &c->set.iterations))) return rc;
+            if ((rc = parse_int("--iterations", a, 1, INT_MAX, &c->set.iterations))) return rc;
             c->has_iterations = 1;
             break;
         case OPT_THREADS:
-            if ((rc = parse_int("--threads", a, 0, 1024, &c->set.threads))) return rc;
+            if ((rc = parse_int("--threads", a, 0, INT_MAX, &c->set.threads))) return rc;
             c->has_threads = 1;
             break;
         case OPT_MEMORY:
@@ -252,7 +319,7 @@ static int parse_args(cli *c, int argc, char **argv) {
             c->paths[c->n_paths++] = a;
             break;
         case OPT_DEPTH:
-            if ((rc = parse_int("--depth", a, 0, 100000, &c->set.depth))) return rc;
+            if ((rc = parse_int("--depth", a, 0, INT_MAX, &c->set.depth))) return rc;
             c->has_depth = 1;
             break;
         case OPT_SORT:
@@ -260,7 +327,7 @@ static int parse_args(cli *c, int argc, char **argv) {
             c->has_sort = 1;
             break;
         case OPT_TOP:
-            if ((rc = parse_int("--top", a, 0, 1000000, &c->set.top))) return rc;
+            if ((rc = parse_int("--top", a, 0, INT_MAX, &c->set.top))) return rc;
             c->has_top = 1;
             break;
         case OPT_COLUMNS:
@@ -276,7 +343,21 @@ static int parse_args(cli *c, int argc, char **argv) {
         case OPT_OUTPUT:
             if (c->n_outputs == sizeof c->outputs / sizeof c->outputs[0])
                 return fail_usage("too many outputs%s", "");
-            c->outputs[c->n_outputs++] = (lp_output_spec){LP_FORMAT_TREE, a};
+            c->outputs[c->n_outputs++] = (lp_output_spec){output_format(c, a), a};
+            c->has_format = 0;
+            break;
+        case OPT_FORMAT:
+            if (lp_format_parse(a, &c->format)) return fail_usage("%s", lp_error_last());
+            if (c->has_format && (rc = add_stdout_output(c))) return rc; /* two in a row */
+            c->has_format = 1;
+            break;
+        case OPT_TRACE:
+            c->set.trace = c->has_trace = 1;
+            break;
+        case OPT_TRACE_ITERATIONS:
+            if ((rc = parse_int("--trace-iterations", a, 1, INT_MAX, &c->set.trace_iterations)))
+                return rc;
+            c->has_trace_iterations = 1;
             break;
         case OPT_CONFIG:
             c->config = a;
@@ -286,6 +367,20 @@ static int parse_args(cli *c, int argc, char **argv) {
             break;
         case OPT_VERBOSE:
             c->set.verbose = c->has_verbose = 1;
+            break;
+        case OPT_CUDA_TIMING: {
+            static const char *const names[] = {"auto", "cupti", "events", "off"};
+            size_t k = 0;
+            while (k < 4 && strcmp(a, names[k]) != 0)
+                k++;
+            if (k == 4)
+                return fail_usage("--cuda-timing must be auto, cupti, events or off, not '%s'", a);
+            c->set.cuda_timing = (lp_cuda_timing)k;
+            c->has_cuda_timing = 1;
+            break;
+        }
+        case OPT_NVTX:
+            c->set.nvtx = c->has_nvtx = 1;
             break;
         case OPT_HELP:
             usage(stdout);
@@ -299,6 +394,7 @@ static int parse_args(cli *c, int argc, char **argv) {
             return fail_usage("unknown option '%s'", argv[optind - 1]);
         }
     }
+    if (c->has_format && (rc = add_stdout_output(c))) return rc; /* a --format with no --output */
     if (optind < argc) {
         c->set.model_path = argv[optind++];
         c->has_model = 1;
@@ -328,6 +424,10 @@ static void apply(const cli *c, lp_options *o) {
     TAKE(has_units, units);
     TAKE(has_ascii, ascii);
     TAKE(has_verbose, verbose);
+    TAKE(has_trace, trace);
+    TAKE(has_trace_iterations, trace_iterations);
+    TAKE(has_cuda_timing, cuda_timing);
+    TAKE(has_nvtx, nvtx);
 #undef TAKE
     if (c->n_inputs) {
         o->inputs = c->inputs;
@@ -376,10 +476,12 @@ static int run(cli *c) {
         lp_config_free(cfg);
         return fail_usage("no model given%s", "");
     }
+    if (isatty(STDERR_FILENO)) o.progress = show_progress; /* quiet when piped or logged */
     lp_session *s = NULL;
     rc = lp_session_open(&s, &o);
     if (!rc) rc = lp_session_run(s);
     if (!rc) rc = lp_session_write_outputs(s);
+    if (rc && o.progress) fputs("\r\033[K", stderr); /* a failed run leaves its line */
     if (rc) fprintf(stderr, "layerprof: error: %s\n", lp_error_last());
     lp_session_close(s);
     lp_config_free(cfg);
@@ -387,6 +489,7 @@ static int run(cli *c) {
 }
 
 int main(int argc, char **argv) {
+    if (argc >= 2 && strcmp(argv[1], "diff") == 0) return lp_cli_diff(argc - 1, argv + 1);
     cli c;
     memset(&c, 0, sizeof c);
     int rc = parse_args(&c, argc, argv);

@@ -127,13 +127,47 @@ typedef enum lp_mode {
 typedef enum lp_units { LP_UNITS_AUTO = 0, LP_UNITS_US, LP_UNITS_MS, LP_UNITS_S } lp_units;
 
 typedef enum lp_format {
-    LP_FORMAT_TREE = 0 /* torchprof's box-drawn table */
+    LP_FORMAT_TREE = 0, /* torchprof's box-drawn table */
+    LP_FORMAT_JSON,     /* the whole report, integers only (docs/json-schema.md): lp_report_load */
+    LP_FORMAT_CSV,      /* one row per module and op row, with full paths (RFC 4180) */
+    LP_FORMAT_MARKDOWN, /* a GitHub pipe table, the tree shown by indentation */
+    LP_FORMAT_TRACE,    /* Chrome Trace Event Format (Perfetto, chrome://tracing): a timeline */
+    LP_FORMAT_HTML      /* one self-contained page: icicle view of the tree, memory view */
 } lp_format;
+
+/* The format's name: "tree", "json", "csv", "markdown", "trace", "html"; NULL when unknown.
+ * Static storage. The YAML config and --format spell them the same way. */
+const char *lp_format_name(lp_format format);
+
+/* Parses a format name (lp_format_name's, or the aliases "md" and "chrome"). LP_ERR_INVALID names
+ * the valid ones. */
+int lp_format_parse(const char *name, lp_format *out);
+
+/* The format a file name implies: *.trace.json and *.trace for trace, *.json, *.csv, *.md and
+ * *.markdown, *.html and *.htm; LP_ERR_NOT_FOUND for anything else (the caller picks a default). */
+int lp_format_from_path(const char *path, lp_format *out);
+
+/* How CUDA kernel time per module is measured on a CUDA device (docs/cuda.md). */
+typedef enum lp_cuda_timing {
+    LP_CUDA_TIMING_AUTO = 0, /* CUPTI activity records when available, else CUDA events */
+    LP_CUDA_TIMING_CUPTI,    /* CUPTI only: fail when it cannot be used */
+    LP_CUDA_TIMING_EVENTS,   /* CUDA events around module calls on the current stream */
+    LP_CUDA_TIMING_OFF       /* no CUDA time columns */
+} lp_cuda_timing;
 
 typedef struct lp_output_spec {
     lp_format format;
     const char *file; /* NULL or "-" for stdout */
 } lp_output_spec;
+
+/* Where a run is, for lp_options.progress. */
+typedef enum lp_phase { LP_PHASE_WARMUP = 0, LP_PHASE_PROFILE, LP_PHASE_DONE } lp_phase;
+typedef struct lp_progress {
+    lp_phase phase;
+    int done;  /* forwards of this phase completed */
+    int total; /* forwards of this phase asked for */
+} lp_progress;
+typedef void (*lp_progress_fn)(const lp_progress *progress, void *payload);
 
 #define LP_OPTIONS_VERSION 1
 
@@ -174,6 +208,21 @@ typedef struct lp_options {
     size_t n_outputs;
 
     int verbose; /* let libtorch's own log output through */
+
+    lp_cuda_timing cuda_timing; /* device cuda: how kernel time per module is measured */
+    int nvtx; /* an NVTX range per module call (and per op with `events`), for Nsight Systems */
+
+    /* Timeline: a span per module call (and per op with `events`) and memory over time, for the
+     * trace output and the HTML memory view. Off by default; the only recording whose memory grows
+     * with the iterations (capped per thread: the report notes it when the cap was reached). A
+     * session with a trace output records it whether or not this is set. */
+    int trace;
+    int trace_iterations; /* the first N profiled iterations are recorded; 0: 3 */
+
+    /* Progress: called on the calling thread before the first forward and after each one. NULL
+     * (the default) keeps the library quiet; the CLI prints a line on a terminal. */
+    lp_progress_fn progress;
+    void *progress_payload;
 } lp_options;
 
 /* Fills `opts` with the defaults. */
@@ -200,6 +249,14 @@ int lp_session_render(lp_session *session, lp_format format, FILE *out);
 
 /* Writes every output of the options (or the tree to stdout when there is none). */
 int lp_session_write_outputs(lp_session *session);
+
+/* Runs one forward on the session's inputs and copies its output's bytes (a tensor, or the
+ * tensors of a tuple or list in order, each contiguous, on the CPU) into a buffer: for checking
+ * that profiling changes nothing. `profiled` 0 runs it with no hook installed, like a warm-up;
+ * 1 runs it as one more profiled iteration of lp_session_run (added to the tree), with everything
+ * the options record. On success *bytes (never NULL, even when *size is 0) belongs to the caller:
+ * release it with free(). */
+int lp_session_forward_output(lp_session *session, int profiled, void **bytes, size_t *size);
 
 /* Releases the session and everything borrowed from it. NULL is allowed. */
 void lp_session_close(lp_session *session);
@@ -235,6 +292,11 @@ typedef struct lp_node_info {
     double self_ns;         /* raw_self_ns / iterations */
     lp_node_mem cpu_mem;
     lp_node_mem cuda_mem;
+    int cuda_recorded;          /* 1 when CUDA kernel time was measured (device cuda) */
+    uint64_t raw_cuda_self_ns;  /* device time of work launched directly in the module, summed */
+    uint64_t raw_cuda_total_ns; /* the same for its whole subtree */
+    double cuda_self_ns;        /* raw_cuda_self_ns / iterations */
+    double cuda_total_ns;       /* raw_cuda_total_ns / iterations */
 } lp_node_info;
 
 /* The number of nodes in the module tree (named_modules() order, root first). */
@@ -249,6 +311,34 @@ int lp_session_find(const lp_session *session, const char *path, size_t *out);
 /* 1 when the model has no submodule frames to hook (frozen / optimize_for_inference). */
 int lp_session_is_frozen(const lp_session *session);
 
+/* One op row of the finished tree (options.events): an op directly under a module, or under the
+ * op that called it. Rows with the same (module, parent op, name, shapes) are one row; op calls
+ * are counted in the module they ran in, never in its ancestors. Pointers are borrowed from the
+ * session. Times are per iteration, with the raw sums alongside, as in lp_node_info. */
+typedef struct lp_op_info {
+    int module;             /* index of the module node the op ran in */
+    int parent_op;          /* index of the op row that called it, -1 when called by the module */
+    const char *name;       /* "aten::conv2d" */
+    const char *shapes;     /* options.shapes: "[1, 3, 224, 224], [64, 3, 11, 11], [64], []" (one
+                               entry per input, [] for non-tensors); NULL when not recorded */
+    uint64_t raw_calls;     /* calls over all iterations */
+    uint64_t raw_total_ns;  /* inclusive wall time over all iterations */
+    uint64_t raw_self_ns;   /* total minus the ops it called, over all iterations */
+    uint64_t iterations;    /* iterations aggregated */
+    double calls;           /* raw_calls / iterations */
+    double total_ns;        /* raw_total_ns / iterations */
+    double self_ns;         /* raw_self_ns / iterations */
+    lp_node_mem cpu_mem;
+    lp_node_mem cuda_mem;
+} lp_op_info;
+
+/* The number of op rows (0 without options.events). A parent op row has a lower index than its
+ * children. */
+int lp_session_op_count(const lp_session *session, size_t *out);
+
+/* Fills `out` for op row `index`. */
+int lp_session_op(const lp_session *session, size_t index, lp_op_info *out);
+
 /* What a run did, beyond the tree. */
 typedef struct lp_run_info {
     uint64_t iterations;  /* profiled forwards so far */
@@ -260,6 +350,45 @@ typedef struct lp_run_info {
 } lp_run_info;
 
 int lp_session_run_info(const lp_session *session, lp_run_info *out);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Reports read back from JSON files (LP_FORMAT_JSON), and compared                           */
+
+/* A JSON report file: the run's metadata and the module tree, as written. */
+typedef struct lp_report lp_report;
+
+/* Reads a JSON report. On success *out belongs to the caller: free it with lp_report_free.
+ * LP_ERR_IO when the file cannot be read, LP_ERR_INVALID when it is not a layerprof JSON report
+ * (or has a schema_version this layerprof does not know); the message names the field. */
+int lp_report_load(lp_report **out, const char *path);
+
+/* Releases the report and everything borrowed from it. NULL is allowed. */
+void lp_report_free(lp_report *report);
+
+/* The run a report describes. Strings are borrowed from the report ("" when the file lacks one). */
+typedef struct lp_report_meta {
+    int schema_version;
+    const char *model, *device, *mode, *libtorch_version, *layerprof_version, *date;
+    uint64_t iterations; /* every raw_* sum is over these */
+} lp_report_meta;
+
+int lp_report_get_meta(const lp_report *report, lp_report_meta *out);
+
+/* The module tree, as lp_session_node_count / lp_session_node / lp_session_find do. */
+int lp_report_node_count(const lp_report *report, size_t *out);
+int lp_report_node(const lp_report *report, size_t index, lp_node_info *out);
+int lp_report_find(const lp_report *report, const char *path, size_t *out);
+
+/* Renders the report in `format` with default display options. LP_FORMAT_JSON writes back the
+ * exact bytes layerprof wrote. LP_ERR_UNSUPPORTED for LP_FORMAT_TRACE: files hold no timeline. */
+int lp_report_render(const lp_report *report, lp_format format, FILE *out);
+
+#define LP_DIFF_COLOR 1u /* ANSI colours: red slower, green faster (the caller checks the tty) */
+
+/* Prints `after`'s module tree with each module's self and total time per iteration, `before`'s,
+ * and the change (absolute and %), matching modules by path; modules only in one report are
+ * marked added or removed. */
+int lp_report_diff(const lp_report *before, const lp_report *after, unsigned flags, FILE *out);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Configuration files                                                                         */
@@ -287,7 +416,9 @@ void lp_config_free(lp_config *cfg);
 
 /* Writes `opts` to `out` as a configuration file listing every key, defaults included, which
  * lp_config_parse_string reads back into identical options (the CLI's --print-config). Options
- * the parser would reject (an empty string, iterations 0, ...) are written as they are. */
+ * the parser would reject (an empty string, iterations 0, ...) are written as they are. Fails with
+ * LP_ERR_INVALID, before writing anything, for what YAML cannot carry (an enum value out of range,
+ * a count with a NULL array, a string that is not UTF-8) and with LP_ERR_IO when writing fails. */
 int lp_options_write_yaml(const lp_options *opts, FILE *out);
 
 #ifdef __cplusplus

@@ -10,5 +10,6 @@ if [ "$flavour" = torch2 ]; then
   # The wheel's root first: its lib/ must win over Debian's /usr/lib (see shim/CMakeLists.txt).
   args+=(-DCMAKE_PREFIX_PATH="$root")
 fi
-cmake -S . -B "$dir" "${args[@]}" "$@" > "$dir.cmake.log" 2>&1 || { cat "$dir.cmake.log"; exit 1; }
+mkdir -p "$dir"
+cmake -S . -B "$dir" "${args[@]}" "$@" > "$dir/configure.log" 2>&1 || { cat "$dir/configure.log"; exit 1; }
 cmake --build "$dir" -j"$(nproc)"

@@ -1,17 +1,30 @@
 #!/usr/bin/env bash
 # Installs what layerprof needs on Debian 12. Idempotent: re-running it is cheap.
-#   scripts/setup.sh          Debian packages (libtorch 1.13, python3-torch for the model export)
-#   scripts/setup.sh --torch2 also PyPI's torch 2.x wheel into .deps/torch2 (a venv)
+#   scripts/setup.sh                 to build and run: Debian's libtorch 1.13, python3-torch (exports)
+#   scripts/setup.sh --test          also what the tests use: clang (fuzzers), valgrind, Chromium
+#                                    and Selenium (the HTML view's headless-browser test)
+#   scripts/setup.sh --torch2 ...    also PyPI's torch 2.x wheel, in its own venv (.deps/torch2)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+want_test=0 want_torch2=0
+for arg in "$@"; do
+  case "$arg" in
+    --test) want_test=1 ;;
+    --torch2) want_torch2=1 ;;
+    *) echo "setup: unknown option $arg" >&2; exit 2 ;;
+  esac
+done
 
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 
 PACKAGES=(build-essential cmake pkg-config git
           libtorch-dev python3-torch python3-torchvision python3-venv
-          libyaml-dev libcmocka-dev libjansson-dev
-          clang libclang-rt-14-dev valgrind)
+          libyaml-dev libcmocka-dev libjansson-dev)
+if [ $want_test = 1 ]; then
+  PACKAGES+=(clang libclang-rt-14-dev valgrind chromium chromium-driver)
+fi
 missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -22,15 +35,20 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 
-if [ "${1:-}" = "--torch2" ]; then
-  VENV=.deps/torch2
-  if ! "$VENV/bin/python" -c 'import torch' 2>/dev/null; then
-    echo "setup: installing PyPI's torch into $VENV"
-    # Any python3 will do; Debian's needs python3-venv (installed above).
-    PY=$(command -v python3)
-    "$PY" -m venv "$VENV"
-    "$VENV/bin/python" -m pip install -q --upgrade pip
-    "$VENV/bin/python" -m pip install -q torch
+# Any python3 can make the venvs; Debian's needs python3-venv (installed above).
+make_venv() { # DIR PACKAGE IMPORT
+  if ! "$1/bin/python" -c "import $3" 2>/dev/null; then
+    echo "setup: installing $2 into $1"
+    python3 -m venv "$1"
+    "$1/bin/python" -m pip install -q --upgrade pip
+    "$1/bin/python" -m pip install -q "$2"
   fi
-  "$VENV/bin/python" -c 'import torch; print("setup: torch", torch.__version__)'
+}
+
+if [ $want_test = 1 ]; then
+  make_venv .deps/selenium selenium selenium
+fi
+if [ $want_torch2 = 1 ]; then
+  make_venv .deps/torch2 torch torch
+  .deps/torch2/bin/python -c 'import torch; print("setup: torch", torch.__version__)' 2>/dev/null
 fi

@@ -2,7 +2,7 @@
 # The whole test suite, as CI runs it: both libtorch builds, then the sanitizer build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh --torch2
+scripts/setup.sh --torch2 --test
 
 status=0
 run_suite() { # NAME DIR

@@ -1,7 +1,8 @@
 // hooks.cpp: RecordFunction callbacks and the memory reporter, forwarding plain events to the core.
 //
-// Hot path rules: the callbacks below run for every op. They take a timestamp first, then do a
-// hash lookup or a pointer compare at most, and call the sink. No allocation, no lock, no string.
+// Hot path rules: the callbacks below run for every op. They take a timestamp first (after the
+// early-out for ops the core does not want), then do a hash lookup or a pointer compare at most,
+// and call the sink. No allocation, no lock, no string.
 #include <ATen/record_function.h>
 #include <c10/core/Allocator.h>
 #include <c10/util/ThreadLocalDebugInfo.h>
@@ -10,6 +11,9 @@
 #include <torch/version.h>
 
 #include <atomic>
+#include <cstdio>
+#include <cstring>
+#include <string>
 
 #include "../src/clock.h"
 #include "shim_internal.hpp"
@@ -29,6 +33,27 @@ thread_local size_t t_site_pos = 0;
 // on the hot path: it is reserved up front).
 constexpr size_t k_max_sites = 1u << 16;
 
+// Ops the core does not want (the innermost call is not measured: an unselected module, or ops
+// not kept) are not delivered: the core's last answer on this thread, and how many skipped ops
+// are open, so that their ends (ops nest on a thread) are skipped too. A stale answer from an
+// earlier session is harmless: a thread's first call event replaces it, and until then the core
+// has no measured call on the thread.
+thread_local bool t_ops_wanted = false;
+thread_local int t_skip_depth = 0;
+// The op whose op_start is being delivered (LPS_HOOK_SHAPES): what lps_op_input_shapes describes.
+thread_local const at::RecordFunction *t_current_op = nullptr;
+
+// Graph mode: inside a torch.jit.fork task the interpreter's call stack starts at the forked
+// function ("TOP(Branch)::<forked function>"), so its paths are relative to the module the task
+// was forked on: the modules of the open "<forked function>" frames, innermost last.
+constexpr int k_max_fork_depth = 64;
+thread_local int32_t t_fork_base[k_max_fork_depth];
+thread_local int t_fork_depth = 0;
+
+inline bool is_fork_frame(const at::RecordFunction &fn) {
+    return std::strcmp(fn.name(), "<forked function>") == 0;
+}
+
 std::unique_ptr<at::ObserverContext> on_frame_start(const at::RecordFunction &fn) {
     uint64_t t = lp_now_ns();
     lps_model *m = g_active.load(std::memory_order_relaxed);
@@ -39,37 +64,61 @@ std::unique_ptr<at::ObserverContext> on_frame_start(const at::RecordFunction &fn
         auto it = m->self_to_module.find(&inputs[0].toObjectRef());
         if (it != m->self_to_module.end()) module = it->second;
     }
-    m->sink.call_enter(m->sink.ctx, module, t);
+    if (m->optimize && is_fork_frame(fn)) {
+        if (t_fork_depth < k_max_fork_depth) t_fork_base[t_fork_depth] = module;
+        t_fork_depth++;
+    }
+    t_ops_wanted = m->sink.call_enter(m->sink.ctx, module, t) != 0;
     return nullptr;
 }
 
-void on_frame_end(const at::RecordFunction &, at::ObserverContext *) {
+void on_frame_end(const at::RecordFunction &fn, at::ObserverContext *) {
     uint64_t t = lp_now_ns();
     lps_model *m = g_active.load(std::memory_order_relaxed);
-    if (m) m->sink.call_exit(m->sink.ctx, t);
+    if (m && m->optimize && t_fork_depth > 0 && is_fork_frame(fn)) t_fork_depth--;
+    if (m) t_ops_wanted = m->sink.call_exit(m->sink.ctx, t) != 0;
 }
 
 // Graph mode, slow path: the module of the op running now, from the interpreter's inlined call
 // stack. Entries look like "TOP(Net)::forward", "block(Block)::forward", "SELF(Block)::helper",
 // "::relu" (a free function): the instance names between TOP and the op make the dotted path.
+// The child of module `cur` that the call stack names `name`. Compiled code indexes containers
+// (`getattr(self.layers, "0")`), so the stack names the element, not the container: look inside
+// children without forward too. -1 when there is none.
+int32_t child_named(const lps_model *m, int32_t cur, const std::string &name) {
+    const std::string &base = m->modules[cur].path;
+    auto it = m->path_to_module.find(base.empty() ? name : base + "." + name);
+    if (it != m->path_to_module.end()) return it->second;
+    for (int32_t c : m->modules[cur].children) {
+        if (m->modules[c].has_forward) continue;
+        it = m->path_to_module.find(m->modules[c].path + "." + name);
+        if (it != m->path_to_module.end()) return it->second;
+    }
+    return -1;
+}
+
 int32_t resolve_module(lps_model *m) {
-    std::string path;
-    for (const auto &entry : torch::jit::currentModuleHierarchy()) {
+    int32_t cur = 0;
+    auto hierarchy = torch::jit::currentModuleHierarchy();
+    static const char k_fork[] = "::<forked function>";
+    const size_t fork_len = sizeof k_fork - 1;
+    if (!hierarchy.empty() && t_fork_depth > 0 && t_fork_depth <= k_max_fork_depth &&
+        hierarchy[0].size() >= fork_len &&
+        hierarchy[0].compare(hierarchy[0].size() - fork_len, fork_len, k_fork) == 0) {
+        int32_t base = t_fork_base[t_fork_depth - 1];
+        if (base > 0 && (size_t)base < m->modules.size()) cur = base;
+    }
+    // Walk down one instance name at a time; an unknown name stops at the closest enclosing module.
+    for (const auto &entry : hierarchy) {
         size_t paren = entry.find('(');
         if (paren == std::string::npos || paren == 0) continue;
         std::string name = entry.substr(0, paren);
         if (name == "TOP" || name == "SELF") continue;
-        if (!path.empty()) path += '.';
-        path += name;
+        int32_t next = child_named(m, cur, name);
+        if (next < 0) break;
+        cur = next;
     }
-    // Fall back to the closest enclosing module that exists.
-    for (;;) {
-        auto it = m->path_to_module.find(path);
-        if (it != m->path_to_module.end()) return it->second;
-        if (path.empty()) return 0;
-        size_t dot = path.rfind('.');
-        path = dot == std::string::npos ? std::string() : path.substr(0, dot);
-    }
+    return cur;
 }
 
 // The module of a top-level op in graph mode: cached per position in the forward's op sequence,
@@ -89,19 +138,95 @@ int32_t graph_module(lps_model *m, const char *name) {
     return module;
 }
 
+// A hash of the op's input sizes (LPS_HOOK_SHAPES): tensors mix their rank and sizes, lists of
+// tensors each element's, anything else a tag. No allocation, no string: the text is made by
+// lps_op_input_shapes only when the core sees a key for the first time. Never 0 (0 = no shapes).
+inline uint64_t mix(uint64_t h, uint64_t v) {
+    h = (h ^ v) * 0x9E3779B97F4A7C15ull;
+    return h ^ (h >> 32);
+}
+
+uint64_t mix_tensor(uint64_t h, const c10::IValue &v) {
+    if (!v.isTensor()) return mix(h, 0xC3);
+    const at::Tensor &t = v.toTensor();
+    if (!t.defined()) return mix(h, 0xC3);
+    auto sizes = t.sizes();
+    h = mix(h, 0xA1 + sizes.size());
+    for (int64_t d : sizes)
+        h = mix(h, static_cast<uint64_t>(d));
+    return h;
+}
+
+// The op's own arguments. A boxed call from the interpreter hands RecordFunction its whole stack
+// (values of the caller's frame first): the arguments are the last num_inputs() (the schema's).
+c10::ArrayRef<const c10::IValue> op_inputs(const at::RecordFunction &fn) {
+    auto in = fn.inputs();
+    size_t n = fn.num_inputs();
+    return n < in.size() ? in.slice(in.size() - n) : in;
+}
+
+uint64_t shape_key(const at::RecordFunction &fn) noexcept {
+    uint64_t h = 0xCBF29CE484222325ull;
+    try {
+        for (const c10::IValue &v : op_inputs(fn)) {
+            if (v.isTensorList()) {
+                auto list = v.toListRef();
+                h = mix(h, 0xB2 + list.size());
+                for (const c10::IValue &e : list)
+                    h = mix_tensor(h, e);
+            } else {
+                h = mix_tensor(h, v);
+            }
+        }
+    } catch (...) {
+        h = mix(h, 0xE4); // sizes() throws for nested tensors: one row for "unknown"
+    }
+    return h ? h : 1;
+}
+
+void append_sizes(std::string &out, const c10::IValue &v) {
+    out += '[';
+    if (v.isTensor() && v.toTensor().defined()) {
+        bool first = true;
+        for (int64_t d : v.toTensor().sizes()) {
+            if (!first) out += ", ";
+            first = false;
+            out += std::to_string(d);
+        }
+    }
+    out += ']';
+}
+
 std::unique_ptr<at::ObserverContext> on_op_start(const at::RecordFunction &fn) {
-    uint64_t t = lp_now_ns();
+    if (t_skip_depth) { // inside an op that was skipped: so is this one
+        t_skip_depth++;
+        return nullptr;
+    }
     lps_model *m = g_active.load(std::memory_order_relaxed);
     if (!m) return nullptr;
+    // Graph mode's top-level ops carry their module, so they always go to the core.
+    bool graph_top = m->optimize && t_is_driver && t_op_depth == 0;
+    if (!t_ops_wanted && !graph_top) {
+        t_skip_depth = 1;
+        return nullptr;
+    }
+    uint64_t key = (m->hooks & LPS_HOOK_SHAPES) ? shape_key(fn) : 0;
+    uint64_t t = lp_now_ns();
     int32_t module = -1;
     const char *name = fn.name();
-    if (m->optimize && t_is_driver && t_op_depth == 0) module = graph_module(m, name);
+    if (graph_top) module = graph_module(m, name);
     t_op_depth++;
-    m->sink.op_start(m->sink.ctx, name, module, t);
+    t_current_op = &fn;
+    t_ops_wanted = m->sink.op_start(m->sink.ctx, name, module, key, t) != 0;
+    t_current_op = nullptr;
     return nullptr;
 }
 
 void on_op_end(const at::RecordFunction &, at::ObserverContext *) {
+    if (t_skip_depth) {
+        t_skip_depth--;
+        return;
+    }
     uint64_t t = lp_now_ns();
     lps_model *m = g_active.load(std::memory_order_relaxed);
     t_op_depth--;
@@ -145,6 +270,8 @@ namespace lps {
 void begin_forward(lps_model *) noexcept {
     t_site_pos = 0;
     t_op_depth = 0;
+    t_skip_depth = 0;
+    t_fork_depth = 0;
 }
 } // namespace lps
 
@@ -164,6 +291,8 @@ int lps_profile_begin(lps_model *m, const lps_sink *sink, unsigned hooks) {
         m->sink = *sink;
         m->hooks = hooks;
         t_is_driver = true;
+        t_ops_wanted = false;
+        t_skip_depth = 0;
         if (m->optimize) m->sites.reserve(k_max_sites);
         m->sites_resolved = m->sites_hit = 0;
         try {
@@ -175,6 +304,7 @@ int lps_profile_begin(lps_model *m, const lps_sink *sink, unsigned hooks) {
             if (hooks & LPS_HOOK_OPS)
                 m->handles.push_back(
                     at::addThreadLocalCallback(at::RecordFunctionCallback(on_op_start, on_op_end)
+                                                   .needsInputs((hooks & LPS_HOOK_SHAPES) != 0)
                                                    .scopes({at::RecordScope::FUNCTION})));
             if (hooks & LPS_HOOK_MEMORY) {
                 m->reporter = std::make_shared<MemoryReporter>(m);
@@ -207,6 +337,36 @@ void lps_profile_end(lps_model *m) {
 void lps_graph_stats(const lps_model *m, uint64_t *resolved, uint64_t *hits) {
     *resolved = m ? m->sites_resolved : 0;
     *hits = m ? m->sites_hit : 0;
+}
+
+int lps_op_input_shapes(char *buf, size_t size) {
+    const at::RecordFunction *fn = t_current_op;
+    if (!fn) return -1;
+    try {
+        std::string text;
+        bool first = true;
+        for (const c10::IValue &v : op_inputs(*fn)) {
+            if (!first) text += ", ";
+            first = false;
+            if (v.isTensorList()) {
+                text += '[';
+                bool first_elem = true;
+                for (const c10::IValue &e : v.toListRef()) {
+                    if (!first_elem) text += ", ";
+                    first_elem = false;
+                    append_sizes(text, e);
+                }
+                text += ']';
+            } else {
+                append_sizes(text, v);
+            }
+        }
+        if (text.size() > INT32_MAX) return -1;
+        if (size) std::snprintf(buf, size, "%s", text.c_str());
+        return static_cast<int>(text.size());
+    } catch (...) {
+        return -1;
+    }
 }
 
 } // extern "C"

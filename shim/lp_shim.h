@@ -45,6 +45,10 @@ size_t lps_model_module_count(const lps_model *m);
 int lps_model_module(const lps_model *m, size_t index, const char **path, const char **class_name,
                      int32_t *parent);
 
+/* 0 for a container module without forward (ModuleList, ModuleDict): code indexes it, never calls
+ * it, so it has no frame of its own in either mode. */
+int lps_model_module_has_forward(const lps_model *m, size_t index);
+
 /* The default inputs recorded in the file (extra file "layerprof.inputs": one spec per line), or
  * NULL when there are none. Borrowed from the model. */
 const char *lps_model_default_inputs(const lps_model *m);
@@ -63,12 +67,18 @@ int lps_forward(lps_model *m, lps_inputs *in);
  */
 int lps_forward_output(lps_model *m, lps_inputs *in, void **bytes, size_t *size);
 
-/* Where events go. Called on the threads that run the model; must not throw. */
+/* Where events go. Called on the threads that run the model; must not throw.
+ * call_enter, call_exit and op_start return 1 when op events are wanted on this thread now, 0
+ * when the innermost call is not measured: the shim then skips the ops that start before the
+ * next of these three calls on the thread (and their op_end), except graph mode's top-level ops,
+ * which carry their module. `shape_key` hashes the op's input sizes with LPS_HOOK_SHAPES (never
+ * 0 then), else 0. */
 typedef struct lps_sink {
     void *ctx;
-    void (*call_enter)(void *ctx, int32_t module, uint64_t t_ns);
-    void (*call_exit)(void *ctx, uint64_t t_ns);
-    void (*op_start)(void *ctx, const char *name, int32_t module, uint64_t t_ns);
+    int (*call_enter)(void *ctx, int32_t module, uint64_t t_ns);
+    int (*call_exit)(void *ctx, uint64_t t_ns);
+    int (*op_start)(void *ctx, const char *name, int32_t module, uint64_t shape_key,
+                    uint64_t t_ns);
     void (*op_end)(void *ctx, uint64_t t_ns);
     void (*memory)(void *ctx, const void *ptr, int64_t bytes, int device, uint64_t t_ns);
 } lps_sink;
@@ -79,8 +89,16 @@ enum { LPS_DEV_CPU = 0, LPS_DEV_CUDA = 1 };
 enum {
     LPS_HOOK_MODULES = 1u << 0, /* call_enter/exit for TorchScript frames (self -> module) */
     LPS_HOOK_OPS = 1u << 1,     /* op_start/end for every op */
-    LPS_HOOK_MEMORY = 1u << 2   /* the memory reporter */
+    LPS_HOOK_MEMORY = 1u << 2,  /* the memory reporter */
+    LPS_HOOK_SHAPES = 1u << 3   /* with OPS: ops get their inputs, and op_start a shape_key */
 };
+
+/* With LPS_HOOK_SHAPES, called from inside sink.op_start on the thread that delivers it: writes
+ * the starting op's input sizes as text, one entry per input ("[1, 3, 224, 224], [64, 3, 7, 7],
+ * []": tensors give their sizes, tensor lists a list of sizes, anything else []), like snprintf.
+ * Returns the length the whole text needs, or -1 outside an op_start or on failure. Allocates:
+ * call it only for a key seen for the first time. */
+int lps_op_input_shapes(char *buf, size_t size);
 
 /* Installs the callbacks on the calling thread (and the tasks it forks). In graph mode (the model
  * was loaded with optimize=1) top-level ops carry their module, resolved once per op site.
@@ -91,6 +109,28 @@ void lps_profile_end(lps_model *m);
 
 /* Graph mode diagnostics: op sites resolved (slow path) and cache hits since the last begin. */
 void lps_graph_stats(const lps_model *m, uint64_t *resolved, uint64_t *hits);
+
+/* --- CUDA (shim/cuda.cpp) --------------------------------------------------------------------
+ * 1 when the shim was built against a CUDA-enabled libtorch (the CUDA-events timer exists). */
+int lps_cuda_built(void);
+/* LP_OK for "cpu", or for "cuda[:N]" when that device can be used in this process; otherwise
+ * LP_ERR_UNSUPPORTED with "CUDA is not available: <why>". Call before lps_model_load. */
+int lps_cuda_check(const char *device);
+/* Waits until the model's device has finished all queued work (nothing to do on the CPU). */
+int lps_device_synchronize(lps_model *m);
+
+/* The CUDA-events timer, the fallback when CUPTI cannot be used. `ctx` is the lps_model; the
+ * signatures match lp_cuda_events_backend (src/cupti_collector.h). Only the thread that called
+ * begin is timed. push/pop (hot path) record an event on that thread's current stream; collect,
+ * after lps_forward returned (the device is idle), hands each timed call's self span (its span
+ * minus the spans nested in it) to `sink` and counts the calls it could not time in *lost. */
+int lps_cuda_events_begin(void *ctx);
+void lps_cuda_events_push(void *ctx, uint64_t scope);
+void lps_cuda_events_pop(void *ctx, uint64_t scope);
+int lps_cuda_events_collect(void *ctx, int (*sink)(void *sink_ctx, uint64_t scope, uint64_t ns),
+                            void *sink_ctx, uint64_t *lost);
+void lps_cuda_events_end(void *ctx);
+const char *lps_cuda_events_error(void *ctx);
 
 #ifdef __cplusplus
 }

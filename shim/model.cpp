@@ -9,8 +9,12 @@
 #include <cerrno>
 #include <cstdarg>
 #include <cstdio>
+#include <condition_variable>
 #include <cstring>
+#include <deque>
 #include <fstream>
+#include <functional>
+#include <mutex>
 #include <new>
 
 #include "shim_internal.hpp"
@@ -118,7 +122,9 @@ static void index_modules(lps_model *m) {
             auto it = m->path_to_module.find(dot == std::string::npos ? "" : e.path.substr(0, dot));
             e.parent = it == m->path_to_module.end() ? 0 : it->second;
         }
+        e.has_forward = item.value.find_method("forward").has_value();
         int32_t index = (int32_t)m->modules.size();
+        if (e.parent >= 0) m->modules[e.parent].children.push_back(index);
         m->path_to_module.emplace(e.path, index);
         m->self_to_module.emplace(item.value._ivalue().get(), index);
         m->modules.push_back(std::move(e));
@@ -192,6 +198,10 @@ int lps_model_module(const lps_model *m, size_t index, const char **path, const 
     *class_name = e.class_name.c_str();
     *parent = e.parent;
     return LP_OK;
+}
+
+int lps_model_module_has_forward(const lps_model *m, size_t index) {
+    return m && index < m->modules.size() && m->modules[index].has_forward;
 }
 
 const char *lps_model_default_inputs(const lps_model *m) {
@@ -299,19 +309,85 @@ void lps_inputs_free(lps_inputs *in) {
     delete in;
 }
 
+// torch.jit.fork tasks, and the rest of a function after a torch.jit.wait that had to wait, are
+// normally handed to libtorch's inter-op pool. There (1) the executor mode is that thread's own
+// (setGraphExecutorOptimize is thread-local), so the hooks mode got optimised, inlined graphs for
+// forked submodules, and methods shared by several instances were compiled either way depending on
+// which thread ran them first; (2) a module frame began on one thread and ended on another, which
+// per-thread call stacks cannot attribute (the root's frame was never closed on the calling
+// thread). So every task of the forward runs here, on the calling thread, in launch order: the
+// nesting eager PyTorch has, where fork runs its function at once (docs/threads.md). Tasks that
+// arrive after the forward has returned go to libtorch's pool as usual.
+namespace {
+struct InlineTasks {
+    std::mutex mu;
+    std::condition_variable cv;
+    std::deque<std::function<void()>> queue;
+    bool done = false;   // the forward's future completed
+    bool closed = false; // the forward returned: launch on libtorch's pool
+};
+} // namespace
+
 static c10::IValue run_forward(lps_model *m, lps_inputs *in) {
     c10::InferenceMode guard;
     torch::jit::setGraphExecutorOptimize(m->optimize != 0);
     lps::begin_forward(m);
-    std::vector<c10::IValue> args = in->values;
-    return m->module.forward(std::move(args));
+    torch::jit::Function &fn = m->module.get_method("forward").function();
+    std::vector<c10::IValue> stack;
+    stack.reserve(in->values.size() + 1);
+    stack.push_back(m->module._ivalue());
+    stack.insert(stack.end(), in->values.begin(), in->values.end());
+    fn.getSchema().checkAndNormalizeInputs(stack); // what Method::operator() checks
+
+    auto tasks = std::make_shared<InlineTasks>();
+    torch::jit::TaskLauncher launcher = [tasks](std::function<void()> task) {
+        {
+            std::lock_guard<std::mutex> lock(tasks->mu);
+            if (!tasks->closed) {
+                tasks->queue.push_back(std::move(task));
+                tasks->cv.notify_one();
+                return;
+            }
+        }
+        at::launch(std::move(task));
+    };
+    auto close = [&tasks] {
+        std::lock_guard<std::mutex> lock(tasks->mu);
+        tasks->closed = true;
+        tasks->queue.clear(); // after an error: what is left belongs to the failed forward
+    };
+    auto future = fn.runAsync(stack, launcher);
+    future->addCallback([tasks](c10::ivalue::Future &) {
+        std::lock_guard<std::mutex> lock(tasks->mu);
+        tasks->done = true;
+        tasks->cv.notify_one();
+    });
+    // Until the forward is done and no task is left (a fork nobody waited for still runs).
+    for (;;) {
+        std::function<void()> task;
+        {
+            std::unique_lock<std::mutex> lock(tasks->mu);
+            tasks->cv.wait(lock, [&] { return tasks->done || !tasks->queue.empty(); });
+            if (tasks->queue.empty()) break;
+            task = std::move(tasks->queue.front());
+            tasks->queue.pop_front();
+        }
+        try {
+            task();
+        } catch (...) {
+            close();
+            throw;
+        }
+    }
+    close();
+    return future->value(); // rethrows the forward's error
 }
 
 int lps_forward(lps_model *m, lps_inputs *in) {
     if (!m || !in) return lps::set_error(LP_ERR_INVALID, "lps_forward: NULL argument");
     LPS_GUARD({
         run_forward(m, in);
-        return LP_OK;
+        return lps_device_synchronize(m); // CUDA runs asynchronously: results are read after this
     })
 }
 

@@ -38,6 +38,8 @@ std::string first_line(const std::string &what);
 struct ModuleEntry {
     std::string path, class_name;
     int32_t parent;
+    bool has_forward;              // false for containers (ModuleList, ModuleDict): never called
+    std::vector<int32_t> children; // direct children, in order
 };
 
 struct OpSite {

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cuda_join.h"
 #include "error.h"
 #include "layerprof.h"
 #include "ptrmap.h"
@@ -36,13 +37,16 @@ typedef struct lp_frame {
     uint8_t inferred; /* graph mode: entry inferred from an op's module */
     uint8_t measured; /* inside a selected subtree */
     lp_frame_mem mem[LP_DEV_COUNT];
+    uint64_t scope; /* scope id handed to the scope hooks' enter, 0 when none */
 } lp_frame;
 
-/* One op row as a thread sees it: key (parent, name), figures. */
+/* One op row as a thread sees it: key (parent, name, shape_key), figures. */
 typedef struct lp_row {
     int32_t parent_key; /* module node * 2, or op row * 2 + 1 */
     int32_t op;         /* global op name id */
     const char *name;   /* the pointer libtorch gave: the hash key */
+    uint64_t shape_key; /* 0 without shapes */
+    int32_t shapes;     /* global shape text id, -1 when none */
     lp_figures fig;
 } lp_row;
 
@@ -59,6 +63,8 @@ typedef struct lp_thread_state {
     size_t index_cap;
     lp_ptrmap live;
     uint64_t events, dropped, unbalanced, foreign_frees;
+    uint32_t slot; /* index in lp_collector.threads: op scope ids carry it */
+    lp_span_buf trace; /* timeline spans and memory samples (cfg.trace) */
 } lp_thread_state;
 
 struct lp_collector {
@@ -73,6 +79,10 @@ struct lp_collector {
     char **names;
     const char **name_ptrs;
     size_t n_names, cap_names;
+    char **shape_texts; /* under names_lock too: added when a thread first sees a shape key */
+    size_t n_shapes, cap_shapes;
+    _Atomic int tracing;  /* cfg.trace and inside the iterations asked for */
+    lp_timeline timeline; /* merged by lp_collector_finish */
 };
 
 static _Atomic uint64_t lp_generation_counter = 1;
@@ -99,6 +109,7 @@ static void thread_state_free(lp_thread_state *ts) {
     free(ts->rows);
     free(ts->row_index);
     lp_ptrmap_free(&ts->live);
+    lp_span_buf_free(&ts->trace);
     free(ts);
 }
 
@@ -112,6 +123,7 @@ static inline lp_thread_state *state_of(lp_collector *c) {
         return NULL;
     }
     lp_thread_state *ts = thread_state_new(c);
+    if (ts) ts->slot = slot;
     c->threads[slot] = ts; /* may be NULL on allocation failure: events are then dropped */
     tls_generation = c->generation;
     tls_state = ts;
@@ -141,6 +153,8 @@ int lp_collector_create(lp_collector **out, lp_tree *tree, const lp_collector_co
     if (cfg->memory)
         for (int d = 0; d < LP_DEV_COUNT; d++)
             if (cfg->memory_devices & (1u << d)) tree->has_memory[d] = 1;
+    if (cfg->cuda_time) tree->has_cuda_time = 1;
+    c->timeline.recorded = cfg->trace != 0;
     *out = c;
     return LP_OK;
 }
@@ -154,7 +168,11 @@ void lp_collector_free(lp_collector *c) {
         free(c->names[i]);
     free(c->names);
     free(c->name_ptrs);
+    for (size_t i = 0; i < c->n_shapes; i++)
+        free(c->shape_texts[i]);
+    free(c->shape_texts);
     free(c->measured_root);
+    lp_timeline_free(&c->timeline);
     pthread_mutex_destroy(&c->names_lock);
     free(c);
 }
@@ -179,8 +197,23 @@ static inline lp_frame *push(lp_thread_state *ts, int kind, int32_t node, uint64
     f->measured = (uint8_t)measured;
     f->module_frame = kind == FRAME_MODULE ? ts->sp : below_module;
     memset(f->mem, 0, sizeof f->mem);
+    f->scope = 0;
     ts->sp++;
     return f;
+}
+
+/* Scope hooks (CUDA timing, NVTX) around a frame just pushed: measured modules, and op rows when
+ * asked. The frame remembers its id so pop() closes exactly what was opened. */
+static inline void scope_enter(lp_collector *c, const lp_thread_state *ts, lp_frame *f,
+                               const char *op_name) {
+    if (!f || !c->cfg.scopes.enter || !f->measured) return;
+    if (f->kind == FRAME_MODULE) {
+        f->scope = lp_cuda_scope_module(f->node);
+        c->cfg.scopes.enter(c->cfg.scopes.ctx, f->scope, f->node, NULL);
+    } else if (f->kind == FRAME_OP && c->cfg.scope_ops && f->node >= 0) {
+        f->scope = lp_cuda_scope_op(ts->slot, f->node);
+        c->cfg.scopes.enter(c->cfg.scopes.ctx, f->scope, -1, op_name);
+    }
 }
 
 static inline int top_measured(const lp_thread_state *ts) {
@@ -203,9 +236,23 @@ static void record_memory(lp_collector *c, lp_figures *fig, const lp_frame *f) {
     }
 }
 
+/* Timeline: the closing frame as a span when it is a measured module call or op row. */
+static void trace_span(const lp_collector *c, lp_thread_state *ts, const lp_frame *f, uint64_t t) {
+    if (!f->measured) return;
+    if (f->kind == FRAME_MODULE)
+        lp_span_buf_add_span(&ts->trace, c->cfg.trace_max_spans, LP_SPAN_MODULE, f->node, ts->sp,
+                             f->t_start, t);
+    else if (f->kind == FRAME_OP && f->node >= 0)
+        lp_span_buf_add_span(&ts->trace, c->cfg.trace_max_spans, LP_SPAN_OP, ts->rows[f->node].op,
+                             ts->sp, f->t_start, t);
+}
+
 /* Closes the top frame at time t and adds its figures to its node. */
 static void pop(lp_collector *c, lp_thread_state *ts, uint64_t t) {
     lp_frame *f = &ts->stack[--ts->sp];
+    if (__builtin_expect(atomic_load_explicit(&c->tracing, memory_order_relaxed), 0))
+        trace_span(c, ts, f, t);
+    if (f->scope) c->cfg.scopes.exit(c->cfg.scopes.ctx, f->scope);
     uint64_t total = t > f->t_start ? t - f->t_start : 0;
     lp_frame *below = ts->sp ? &ts->stack[ts->sp - 1] : NULL;
     if (f->kind == FRAME_MODULE) {
@@ -262,48 +309,59 @@ static void move_to_module(lp_collector *c, lp_thread_state *ts, int32_t module,
     int32_t chain[LP_MAX_STACK];
     int n = 0;
     for (int32_t m = module; m >= 0 && m != top && n < LP_MAX_STACK; m = tree->nodes[m].parent)
-        chain[n++] = m;
+        if (!tree->nodes[m].container || m == module) chain[n++] = m; /* containers are never called */
     if (top >= 0 && !is_ancestor_or_self(tree, top, module)) n = 1; /* unrelated: open it alone */
     for (int i = n - 1; i >= 0; i--) {
         int measured = c->measured_root[chain[i]] || top_measured(ts);
         lp_frame *f = push(ts, FRAME_MODULE, chain[i], t, measured);
         if (f) f->inferred = 1;
+        scope_enter(c, ts, f, NULL);
     }
 }
 
 /* ---- events ---------------------------------------------------------------------------------- */
 
-void lp_ev_call_enter(lp_collector *c, int32_t module, uint64_t t) {
+/* The events' answer (collector.h): op events are wanted when rows are kept and the innermost
+ * open call is measured. Outside every call (sp 0) nothing is measured. */
+static inline int ops_wanted(const lp_collector *c, const lp_thread_state *ts) {
+    return c->cfg.ops && top_measured(ts);
+}
+
+int lp_ev_call_enter(lp_collector *c, int32_t module, uint64_t t) {
     lp_thread_state *ts = state_of(c);
-    if (!ts) return;
+    if (!ts) return 0;
     ts->events++;
     if (module < 0 || (size_t)module >= c->tree->n_nodes || module == top_module_node(ts)) {
         push(ts, FRAME_PASS, -1, t, top_measured(ts));
-        return;
+        return ops_wanted(c, ts);
     }
     close_inferred(c, ts);
-    push(ts, FRAME_MODULE, module, t, c->measured_root[module] || top_measured(ts));
+    lp_frame *f = push(ts, FRAME_MODULE, module, t, c->measured_root[module] || top_measured(ts));
+    scope_enter(c, ts, f, NULL);
+    return ops_wanted(c, ts);
 }
 
-void lp_ev_call_exit(lp_collector *c, uint64_t t) {
+int lp_ev_call_exit(lp_collector *c, uint64_t t) {
     lp_thread_state *ts = state_of(c);
-    if (!ts) return;
+    if (!ts) return 0;
     ts->events++;
     if (ts->overflow) {
         ts->overflow--;
-        return;
+        return ops_wanted(c, ts);
     }
     close_inferred(c, ts);
     if (!ts->sp || ts->stack[ts->sp - 1].kind == FRAME_OP) {
         ts->unbalanced++;
-        return;
+        return ops_wanted(c, ts);
     }
     pop(c, ts, t);
+    return ops_wanted(c, ts);
 }
 
-static uint64_t hash_row_key(int32_t parent_key, const char *name) {
+static uint64_t hash_row_key(int32_t parent_key, const char *name, uint64_t shape_key) {
     uint64_t h = (uint64_t)(uintptr_t)name * 0x9E3779B97F4A7C15ull;
-    return h ^ ((uint64_t)(uint32_t)parent_key * 0xC2B2AE3D27D4EB4Full);
+    h ^= (uint64_t)(uint32_t)parent_key * 0xC2B2AE3D27D4EB4Full;
+    return h ^ (shape_key ^ (shape_key >> 29)) * 0xBF58476D1CE4E5B9ull;
 }
 
 /* Global id of an op name, interned by text on its first sight in any thread. */
@@ -337,11 +395,62 @@ static int32_t intern_name(lp_collector *c, const char *name) {
     return id;
 }
 
+/* Global id of the starting op's input-shape text, from the describer, interned by text. Runs
+ * when a thread creates a row, never in steady state. -1 when there is no text. */
+static int32_t intern_shapes(lp_collector *c) {
+    if (!c->cfg.describe_shapes) return -1;
+    char small[512];
+    char *text = small;
+    int n = c->cfg.describe_shapes(c->cfg.describe_payload, small, sizeof small);
+    if (n < 0) return -1;
+    if ((size_t)n >= sizeof small) { /* a long signature (a cat of many tensors) */
+        text = malloc((size_t)n + 1);
+        if (!text) return -1;
+        int m = c->cfg.describe_shapes(c->cfg.describe_payload, text, (size_t)n + 1);
+        if (m < 0 || m > n) {
+            free(text);
+            return -1;
+        }
+    }
+    int32_t id = -1;
+    pthread_mutex_lock(&c->names_lock);
+    for (size_t i = 0; i < c->n_shapes; i++)
+        if (strcmp(c->shape_texts[i], text) == 0) {
+            id = (int32_t)i;
+            break;
+        }
+    if (id < 0 && c->n_shapes == c->cap_shapes) {
+        size_t cap = c->cap_shapes ? c->cap_shapes * 2 : 64;
+        char **p = realloc(c->shape_texts, cap * sizeof *p);
+        if (p) {
+            c->shape_texts = p;
+            c->cap_shapes = cap;
+        }
+    }
+    if (id < 0 && c->n_shapes < c->cap_shapes) {
+        char *copy = text;
+        if (text == small) {
+            size_t len = strlen(small) + 1;
+            copy = malloc(len);
+            if (copy) memcpy(copy, small, len);
+        }
+        if (copy) {
+            c->shape_texts[c->n_shapes] = copy;
+            id = (int32_t)c->n_shapes++;
+            text = small; /* the table owns it now */
+        }
+    }
+    pthread_mutex_unlock(&c->names_lock);
+    if (text != small) free(text);
+    return id;
+}
+
 static int rows_rehash(lp_thread_state *ts, size_t cap) {
     int32_t *idx = calloc(cap, sizeof *idx);
     if (!idx) return -1;
     for (size_t r = 0; r < ts->n_rows; r++) {
-        size_t i = hash_row_key(ts->rows[r].parent_key, ts->rows[r].name) & (cap - 1);
+        const lp_row *row = &ts->rows[r];
+        size_t i = hash_row_key(row->parent_key, row->name, row->shape_key) & (cap - 1);
         while (idx[i])
             i = (i + 1) & (cap - 1);
         idx[i] = (int32_t)r + 1;
@@ -352,15 +461,17 @@ static int rows_rehash(lp_thread_state *ts, size_t cap) {
     return 0;
 }
 
-/* The row for (parent, name) in this thread: a probe in steady state, creation on first sight. */
+/* The row for (parent, name, shape_key) in this thread: a probe in steady state, creation (and
+ * the shape text, when shapes are kept) on first sight. */
 static int32_t find_row(lp_collector *c, lp_thread_state *ts, int32_t parent_key,
-                        const char *name) {
+                        const char *name, uint64_t shape_key) {
+    uint64_t h = hash_row_key(parent_key, name, shape_key);
     if (ts->index_cap) {
         size_t mask = ts->index_cap - 1;
-        for (size_t i = hash_row_key(parent_key, name) & mask; ts->row_index[i];
-             i = (i + 1) & mask) {
+        for (size_t i = h & mask; ts->row_index[i]; i = (i + 1) & mask) {
             lp_row *r = &ts->rows[ts->row_index[i] - 1];
-            if (r->name == name && r->parent_key == parent_key) return ts->row_index[i] - 1;
+            if (r->name == name && r->parent_key == parent_key && r->shape_key == shape_key)
+                return ts->row_index[i] - 1;
         }
     }
     if ((ts->n_rows + 1) * 2 > ts->index_cap &&
@@ -380,17 +491,20 @@ static int32_t find_row(lp_collector *c, lp_thread_state *ts, int32_t parent_key
     ts->rows[r].parent_key = parent_key;
     ts->rows[r].op = op;
     ts->rows[r].name = name;
+    ts->rows[r].shape_key = shape_key;
+    ts->rows[r].shapes = c->cfg.shapes ? intern_shapes(c) : -1;
     size_t mask = ts->index_cap - 1;
-    size_t i = hash_row_key(parent_key, name) & mask;
+    size_t i = h & mask;
     while (ts->row_index[i])
         i = (i + 1) & mask;
     ts->row_index[i] = r + 1;
     return r;
 }
 
-void lp_ev_op_start(lp_collector *c, const char *name, int32_t module, uint64_t t) {
+int lp_ev_op_start(lp_collector *c, const char *name, int32_t module, uint64_t shape_key,
+                   uint64_t t) {
     lp_thread_state *ts = state_of(c);
-    if (!ts) return;
+    if (!ts) return 0;
     ts->events++;
     if (module >= 0 && (size_t)module < c->tree->n_nodes) move_to_module(c, ts, module, t);
     int measured = top_measured(ts);
@@ -403,10 +517,12 @@ void lp_ev_op_start(lp_collector *c, const char *name, int32_t module, uint64_t 
             parent_key = top->node >= 0 ? top->node * 2 + 1 : -1;
         else if (top->module_frame >= 0)
             parent_key = ts->stack[top->module_frame].node * 2;
-        if (parent_key >= 0) row = find_row(c, ts, parent_key, name);
+        if (parent_key >= 0) row = find_row(c, ts, parent_key, name, shape_key);
         if (row < 0) ts->dropped++;
     }
-    push(ts, FRAME_OP, row, t, measured);
+    lp_frame *f = push(ts, FRAME_OP, row, t, measured);
+    scope_enter(c, ts, f, name);
+    return ops_wanted(c, ts);
 }
 
 void lp_ev_op_end(lp_collector *c, uint64_t t) {
@@ -446,10 +562,14 @@ void lp_ev_memory(lp_collector *c, const void *ptr, int64_t bytes, int device, u
     lp_thread_state *ts = state_of(c);
     if (!ts || !c->cfg.memory || device < 0 || device >= LP_DEV_COUNT || bytes == 0) return;
     ts->events++;
+    if (__builtin_expect(atomic_load_explicit(&c->tracing, memory_order_relaxed), 0))
+        lp_span_buf_add_mem(&ts->trace, c->cfg.trace_max_spans, t, bytes, device);
     if (!ts->sp || !ts->stack[ts->sp - 1].measured) {
-        /* Outside any measured call: a block freed here may still be one we saw allocated. */
+        /* Outside any measured call: a block freed here may still be one we saw allocated, but
+         * allocations are not looked at, and nor are frees while no measured block is alive. */
         lp_alloc_rec rec;
-        if (bytes < 0 && lp_ptrmap_take(&ts->live, (uintptr_t)ptr, &rec)) release_block(ts, &rec);
+        if (bytes < 0 && ts->live.count && lp_ptrmap_take(&ts->live, (uintptr_t)ptr, &rec))
+            release_block(ts, &rec);
         return;
     }
     if (bytes > 0) {
@@ -492,6 +612,10 @@ int lp_collector_reset_stacks(lp_collector *c) {
         lp_thread_state *ts = c->threads[i];
         if (!ts) continue;
         dropped += ts->sp;
+        /* Scopes are per thread (CUPTI's and NVTX's stacks): only this thread's can be closed. */
+        if (ts == tls_state && tls_generation == c->generation)
+            for (int k = ts->sp - 1; k >= 0; k--)
+                if (ts->stack[k].scope) c->cfg.scopes.exit(c->cfg.scopes.ctx, ts->stack[k].scope);
         ts->sp = 0;
         ts->overflow = 0;
         if (c->cfg.memory) lp_ptrmap_clear(&ts->live);
@@ -499,12 +623,13 @@ int lp_collector_reset_stacks(lp_collector *c) {
     return dropped;
 }
 
-/* Maps a thread's op row to the tree's op row with the same (module, parent, op). */
-static int32_t tree_row(lp_tree *t, int32_t module, int32_t parent_op, int32_t op) {
+/* Maps a thread's op row to the tree's op row with the same (module, parent, op, shapes). */
+static int32_t tree_row(lp_tree *t, int32_t module, int32_t parent_op, int32_t op,
+                        int32_t shapes) {
     int32_t r = parent_op >= 0 ? t->ops[parent_op].first_child : t->nodes[module].first_op;
     for (; r >= 0; r = t->ops[r].next_sibling)
-        if (t->ops[r].op == op) return r;
-    return lp_tree_add_op(t, module, parent_op, op, -1);
+        if (t->ops[r].op == op && t->ops[r].shapes == shapes) return r;
+    return lp_tree_add_op(t, module, parent_op, op, shapes);
 }
 
 static int merge_rows(lp_collector *c, lp_thread_state *ts) {
@@ -522,7 +647,7 @@ static int merge_rows(lp_collector *c, lp_thread_state *ts) {
         } else {
             module = row->parent_key >> 1;
         }
-        int32_t tr = tree_row(t, module, parent_op, row->op);
+        int32_t tr = tree_row(t, module, parent_op, row->op, row->shapes);
         if (tr < 0) {
             free(map);
             return tr;
@@ -535,9 +660,33 @@ static int merge_rows(lp_collector *c, lp_thread_state *ts) {
     return LP_OK;
 }
 
+/* Moves every thread's spans into the timeline, in thread-slot order, and sorts it. */
+static int collect_timeline(lp_collector *c) {
+    uint32_t n = atomic_load(&c->n_threads);
+    for (uint32_t i = 0; i < n && i < LP_MAX_THREADS; i++)
+        if (c->threads[i]) {
+            int rc = lp_timeline_take(&c->timeline, &c->threads[i]->trace, (uint16_t)i);
+            if (rc) return rc;
+        }
+    lp_timeline_sort(&c->timeline);
+    return LP_OK;
+}
+
+void lp_collector_set_tracing(lp_collector *c, int on) {
+    atomic_store(&c->tracing, on && c->cfg.trace);
+}
+
+lp_timeline *lp_collector_timeline(lp_collector *c) {
+    return &c->timeline;
+}
+
 int lp_collector_finish(lp_collector *c) {
     lp_tree *t = c->tree;
     uint32_t n = atomic_load(&c->n_threads);
+    if (c->cfg.trace) {
+        int trc = collect_timeline(c);
+        if (trc) return trc;
+    }
     for (uint32_t i = 0; i < n && i < LP_MAX_THREADS; i++) {
         lp_thread_state *ts = c->threads[i];
         if (!ts) continue;
@@ -549,6 +698,7 @@ int lp_collector_finish(lp_collector *c) {
         if (rc) return rc;
     }
     t->op_names = (const char **)c->names;
+    t->shape_names = (const char **)c->shape_texts;
     for (size_t m = 0; m < t->n_nodes; m++)
         t->nodes[m].selected = 0;
     /* A node is measured when it or an ancestor was selected (pre-order: parents come first). */
@@ -556,7 +706,41 @@ int lp_collector_finish(lp_collector *c) {
         int32_t p = t->nodes[m].parent;
         t->nodes[m].selected = c->measured_root[m] || (p >= 0 && t->nodes[p].selected);
     }
+    if (t->has_cuda_time) lp_cuda_tree_totals(t);
     return LP_OK;
+}
+
+int lp_collector_add_cuda(void *ctx, uint64_t scope, uint64_t ns) {
+    lp_collector *c = ctx;
+    uint32_t thread;
+    int32_t index;
+    switch (lp_cuda_scope_decode(scope, &thread, &index)) {
+    case LP_SCOPE_MODULE:
+        /* Module scopes carry no thread: any thread's figures merge into the same node. */
+        if ((size_t)index >= c->tree->n_nodes) return -1;
+        for (uint32_t i = 0; i < atomic_load(&c->n_threads) && i < LP_MAX_THREADS; i++)
+            if (c->threads[i]) {
+                c->threads[i]->mods[index].cuda_self_ns += ns;
+                return 0;
+            }
+        return -1;
+    case LP_SCOPE_OP: {
+        lp_thread_state *ts = thread < LP_MAX_THREADS && thread < atomic_load(&c->n_threads)
+                                  ? c->threads[thread]
+                                  : NULL;
+        if (!ts || (size_t)index >= ts->n_rows) return -1;
+        ts->rows[index].fig.cuda_self_ns += ns;
+        /* The op's module: up the op rows to the first one directly under a module. */
+        int32_t key = ts->rows[index].parent_key;
+        while ((key & 1) && (size_t)(key >> 1) < ts->n_rows)
+            key = ts->rows[key >> 1].parent_key;
+        if (!(key & 1) && (size_t)(key >> 1) < c->tree->n_nodes)
+            ts->mods[key >> 1].cuda_self_ns += ns;
+        return 0;
+    }
+    default:
+        return -1;
+    }
 }
 
 void lp_collector_get_stats(const lp_collector *c, lp_collector_stats *out) {

@@ -23,13 +23,16 @@ static int get_cpu_total(const lp_figures *fig, double iterations, double *out) 
     return 1;
 }
 
-/* Hook: lp_figures has no CUDA time yet. When the CUDA issue adds its fields, these read them and
- * lp_column_available reports LP_NEED_CUDA_TIME from the tree; nothing else changes. */
-static int get_no_value(const lp_figures *fig, double iterations, double *out) {
-    (void)fig;
-    (void)iterations;
-    *out = 0.0;
-    return 0;
+/* CUDA time per iteration, for rows that are calls (modules and ops that ran): the "(self)" and
+ * Total rows carry CPU time only, so they stay blank here rather than show a false 0. */
+static int get_self_cuda(const lp_figures *fig, double iterations, double *out) {
+    *out = (double)fig->cuda_self_ns / iterations;
+    return fig->calls > 0;
+}
+
+static int get_cuda_total(const lp_figures *fig, double iterations, double *out) {
+    *out = (double)fig->cuda_total_ns / iterations;
+    return fig->calls > 0;
 }
 
 static int get_calls(const lp_figures *fig, double iterations, double *out) {
@@ -82,8 +85,8 @@ static int fmt_calls(double v, lp_units units, char *buf, size_t size) {
 static const lp_column columns[] = {
     {"self_cpu", "Self CPU total", TIME, 0, 1, get_self_cpu, fmt_time},
     {"cpu_total", "CPU total", TIME, 0, 1, get_cpu_total, fmt_time},
-    {"self_cuda", "Self CUDA total", TIME, CUDA_TIME, 1, get_no_value, fmt_time},
-    {"cuda_total", "CUDA total", TIME, CUDA_TIME, 1, get_no_value, fmt_time},
+    {"self_cuda", "Self CUDA total", TIME, CUDA_TIME, 1, get_self_cuda, fmt_time},
+    {"cuda_total", "CUDA total", TIME, CUDA_TIME, 1, get_cuda_total, fmt_time},
     {"self_cpu_mem", "Self CPU Mem", MEM, CPU_MEM, 1, get_self_cpu_mem, fmt_bytes},
     {"cpu_mem", "CPU Mem", MEM, CPU_MEM, 1, get_cpu_mem, fmt_bytes},
     {"peak_cpu_mem", "Peak CPU Mem", MEM, CPU_MEM, 1, get_peak_cpu_mem, fmt_bytes},
@@ -130,7 +133,7 @@ int lp_column_lookup(const char *id, const char *what, const lp_column **out) {
                         id ? id : "(null)", list);
 }
 
-/* What each need bit asks of the tree. CUDA time is the hook: no tree records it yet. */
+/* What each need bit asks of the tree. */
 static int has_cpu_mem(const lp_tree *t) {
     return t->has_memory[LP_DEV_CPU];
 }
@@ -138,8 +141,7 @@ static int has_cuda_mem(const lp_tree *t) {
     return t->has_memory[LP_DEV_CUDA];
 }
 static int has_cuda_time(const lp_tree *t) {
-    (void)t;
-    return 0;
+    return t->has_cuda_time;
 }
 static const struct {
     unsigned bit;

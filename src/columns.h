@@ -21,7 +21,7 @@ enum {
 enum {
     LP_NEED_CPU_MEM = 1u << 0,
     LP_NEED_CUDA_MEM = 1u << 1,
-    LP_NEED_CUDA_TIME = 1u << 2 /* no tree records it yet: see lp_column_available */
+    LP_NEED_CUDA_TIME = 1u << 2 /* lp_tree.has_cuda_time (CUDA device, docs/cuda.md) */
 };
 
 /* The most columns one selection may list (the table has 13; repeats are allowed). */

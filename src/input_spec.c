@@ -248,6 +248,8 @@ int lp_input_file_spec_parse(const char *text, lp_input_spec *out) {
 }
 
 int lp_input_spec_format(const lp_input_spec *spec, char *buf, size_t size) {
+    if (!spec || (!buf && size))
+        return lp_error_set(LP_ERR_INVALID, "lp_input_spec_format: NULL argument");
     char shape[LP_MAX_DIMS * 21 + 1];
     size_t off = 0;
     shape[0] = '\0';

@@ -6,9 +6,6 @@
 #include "options.h"
 #include "layerprof.h"
 
-/* Ceilings that catch typos ("--iterations 1000000000") before they become hour-long runs. */
-#define LP_MAX_ITERATIONS 10000000
-#define LP_MAX_THREADS 1024
 
 void lp_options_init(lp_options *opts) {
     if (!opts) return;
@@ -64,10 +61,10 @@ int lp_options_validate(const lp_options *o) {
     if (o->iterations < 1 || o->iterations > LP_MAX_ITERATIONS)
         return lp_error_set(LP_ERR_INVALID, "iterations must be between 1 and %d, not %d",
                             LP_MAX_ITERATIONS, o->iterations);
-    if (o->threads < 0 || o->threads > LP_MAX_THREADS)
+    if (o->threads < 0 || o->threads > LP_MAX_INTRAOP_THREADS)
         return lp_error_set(LP_ERR_INVALID,
                             "threads must be between 0 (libtorch's default) and %d, not %d",
-                            LP_MAX_THREADS, o->threads);
+                            LP_MAX_INTRAOP_THREADS, o->threads);
     if (o->n_inputs > LP_MAX_INPUTS)
         return lp_error_set(LP_ERR_INVALID, "at most %d inputs, not %zu", LP_MAX_INPUTS,
                             o->n_inputs);
@@ -83,12 +80,17 @@ int lp_options_validate(const lp_options *o) {
         if (!o->paths[i]) return lp_error_set(LP_ERR_INVALID, "path %zu is NULL", i + 1);
     if (o->n_columns && !o->columns)
         return lp_error_set(LP_ERR_INVALID, "n_columns is %zu but columns is NULL", o->n_columns);
+    for (size_t i = 0; i < o->n_columns; i++)
+        if (!o->columns[i]) return lp_error_set(LP_ERR_INVALID, "column %zu is NULL", i + 1);
     if (o->depth < -1)
         return lp_error_set(LP_ERR_INVALID, "depth must be -1 (no limit) or more, not %d",
                             o->depth);
     if (o->top < 0) return lp_error_set(LP_ERR_INVALID, "top must be 0 or more, not %d", o->top);
     if ((int)o->units < LP_UNITS_AUTO || o->units > LP_UNITS_S)
         return lp_error_set(LP_ERR_INVALID, "unknown units %d", (int)o->units);
+    if ((int)o->cuda_timing < LP_CUDA_TIMING_AUTO || o->cuda_timing > LP_CUDA_TIMING_OFF)
+        return lp_error_set(LP_ERR_INVALID, "unknown cuda_timing %d (auto, cupti, events or off)",
+                            (int)o->cuda_timing);
     if (o->n_outputs && !o->outputs)
         return lp_error_set(LP_ERR_INVALID, "n_outputs is %zu but outputs is NULL", o->n_outputs);
     return LP_OK;

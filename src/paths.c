@@ -54,15 +54,29 @@ static int glob_seg(const char *p, size_t pl, const char *s, size_t sl) {
     return pi == pl;
 }
 
+/* Whether pattern segments p[pi..] match path segments s[si..]. A dynamic programme over
+ * (pattern segment, path prefix), O(pattern x path): the obvious recursion tries every split for
+ * each "**" and took exponential time on "**.**.**...." (found by fuzz/fuzz_paths.c). */
 static int match_segs(const segs *p, int pi, const segs *s, int si) {
-    if (pi == p->n) return si == s->n;
-    if (p->len[pi] == 2 && strncmp(p->s[pi], "**", 2) == 0) {
-        for (int k = si; k <= s->n; k++)
-            if (match_segs(p, pi + 1, s, k)) return 1;
-        return 0;
+    /* reach[j]: the pattern segments consumed so far match s[si..j). */
+    uint8_t reach[MAX_SEGS + 1], next[MAX_SEGS + 1];
+    memset(reach, 0, sizeof reach);
+    reach[si] = 1;
+    for (int i = pi; i < p->n; i++) {
+        int any = p->len[i] == 2 && strncmp(p->s[i], "**", 2) == 0;
+        int alive = 0;
+        for (int j = si; j <= s->n; j++) {
+            if (any) /* zero segments, or one more than "**" already took */
+                next[j] = reach[j] || (j > si && next[j - 1]);
+            else
+                next[j] = j > si && reach[j - 1] &&
+                          glob_seg(p->s[i], p->len[i], s->s[j - 1], s->len[j - 1]);
+            alive |= next[j];
+        }
+        if (!alive) return 0;
+        memcpy(reach + si, next + si, (size_t)(s->n - si + 1));
     }
-    if (si == s->n) return 0;
-    return glob_seg(p->s[pi], p->len[pi], s->s[si], s->len[si]) && match_segs(p, pi + 1, s, si + 1);
+    return reach[s->n];
 }
 
 /* Pattern segments, with the root's class name (torchprof's first tuple element) dropped. */
@@ -84,12 +98,28 @@ int lp_path_matches(const lp_tree *t, const char *pattern, int32_t node) {
     return match_segs(&p, 0, &s, 0);
 }
 
+/* A dotted path as the user would have typed it: torchprof's tuple ("AlexNet,features,3") when
+ * the pattern was a tuple, with the root's class name in front when the pattern had it. */
+static const char *spell_like(const lp_tree *t, const char *pattern, int had_root,
+                              const char *path, char *buf, size_t size) {
+    int tuple = strchr(pattern, ',') != NULL;
+    const char *root = t->n_nodes ? t->nodes[0].class_name : "";
+    if (!*path || path == root) return root; /* the root itself */
+    if (!tuple && !had_root) return path;
+    snprintf(buf, size, "%s%s%s", had_root ? root : "", had_root ? (tuple ? "," : ".") : "",
+             path);
+    if (tuple)
+        for (char *c = buf; *c; c++)
+            if (*c == '.') *c = ',';
+    return buf;
+}
+
 /* "did you mean" for a pattern that matched nothing: the closest full paths. */
 static int not_found(const lp_tree *t, const char *pattern) {
     const char **cands = malloc(t->n_nodes * sizeof *cands);
     if (!cands) return lp_error_set(LP_ERR_NOT_FOUND, "no module matches path '%s'", pattern);
-    for (size_t i = 0; i < t->n_nodes; i++)
-        cands[i] = t->nodes[i].path;
+    for (size_t i = 0; i < t->n_nodes; i++) /* the root by its class name: its path is "" */
+        cands[i] = i == 0 ? t->nodes[0].class_name : t->nodes[i].path;
     /* Compare like for like: a tuple pattern in dotted form, without the root's class name. */
     char dotted[512];
     snprintf(dotted, sizeof dotted, "%s", pattern);
@@ -106,6 +136,11 @@ static int not_found(const lp_tree *t, const char *pattern) {
             if (cands[i] == best) cands[i] = NULL;
         second = lp_closest(key, cands, t->n_nodes);
     }
+    /* Suggest in the spelling the user chose: a tuple as a tuple, a root prefix kept. */
+    char best_text[512], second_text[512];
+    if (best) best = spell_like(t, pattern, key != dotted, best, best_text, sizeof best_text);
+    if (second)
+        second = spell_like(t, pattern, key != dotted, second, second_text, sizeof second_text);
     int rc;
     if (best && second)
         rc = lp_error_set(LP_ERR_NOT_FOUND,

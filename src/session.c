@@ -5,11 +5,15 @@
 #include <libgen.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
+#include <time.h>
 
 #include "clock.h"
 #include "collector.h"
+#include "cupti_collector.h"
 #include "error.h"
+#include "export.h"
 #include "layerprof.h"
 #include "lp_shim.h"
 #include "paths.h"
@@ -39,6 +43,12 @@ struct lp_session {
     uint64_t driver_ns;
     char notes[LP_MAX_NOTES][256];
     size_t n_notes;
+    char date[32];           /* ISO 8601 UTC of the last lp_session_run (or of the open) */
+    int trace_done;          /* profiled iterations recorded on the timeline so far */
+    lp_cuda_prof *cuda; /* CUDA time per module and NVTX ranges; NULL when neither is on */
+    int capture;              /* lp_session_forward_output: keep the profiled forward's output */
+    void *capture_bytes;
+    size_t capture_size;
 };
 
 static char *dup_or_null(const char *s) {
@@ -103,6 +113,10 @@ static void add_note(lp_session *s, const char *fmt, const char *arg) {
 /* A report that cannot be written should fail before the run, not after minutes of profiling. */
 static int check_writable(const char *file) {
     if (!file || strcmp(file, "-") == 0) return LP_OK;
+    struct stat st;
+    /* access() says yes to a directory, and to anything for root: a directory must be named. */
+    if (stat(file, &st) == 0 && S_ISDIR(st.st_mode))
+        return lp_error_set(LP_ERR_IO, "cannot write '%s': %s", file, strerror(EISDIR));
     if (access(file, F_OK) == 0) {
         if (access(file, W_OK) != 0)
             return lp_error_set(LP_ERR_IO, "cannot write '%s': %s", file, strerror(errno));
@@ -170,6 +184,7 @@ static int build_tree(lp_session *s) {
         int32_t parent;
         rc = lps_model_module(s->model, i, &path, &cls, &parent);
         if (rc == LP_OK) rc = lp_tree_add(&s->tree, path, cls, parent);
+        if (rc >= 0) s->tree.nodes[rc].container = !lps_model_module_has_forward(s->model, i);
     }
     if (rc < 0)
         return rc == LP_ERR_RUNTIME || rc == LP_ERR_INVALID
@@ -183,11 +198,116 @@ static int shim_error(int rc) {
     return lp_error_set(rc, "%s", lps_error_last());
 }
 
+/* The collector's describer for a new (parent, op, shapes) row: the op being started. */
+static int describe_shapes(void *payload, char *buf, size_t size) {
+    (void)payload;
+    return lps_op_input_shapes(buf, size);
+}
+
+/* Exports (export.h): the timeline, progress, and the run metadata every export carries ----- */
+
+#define LP_TRACE_ITERATIONS 3 /* profiled iterations on the timeline when trace_iterations is 0 */
+
+/* A timeline is recorded when asked for, or when an output needs it (a trace). */
+static int wants_timeline(const lp_options *o) {
+    int want = o->trace;
+    for (size_t i = 0; i < o->n_outputs && o->outputs; i++)
+        want |= o->outputs[i].format == LP_FORMAT_TRACE;
+    return want;
+}
+
+static void progress(const lp_session *s, lp_phase phase, int done, int total) {
+    if (!s->opts.progress) return;
+    lp_progress p = {phase, done, total};
+    s->opts.progress(&p, s->opts.progress_payload);
+}
+
+/* After a run's merge: what the timeline covers, and a note when its buffers filled up. */
+static void timeline_done(lp_session *s) {
+    lp_timeline *tl = lp_collector_timeline(s->collector);
+    if (!tl->recorded) return;
+    tl->iterations = (uint64_t)s->trace_done;
+    tl->iterations_of = s->tree.iterations;
+    if (tl->lost_spans || tl->lost_mem) {
+        for (size_t i = 0; i < s->n_notes; i++)
+            if (strncmp(s->notes[i], "note: the trace buffer", 22) == 0) return;
+        char msg[200];
+        snprintf(msg, sizeof msg,
+                 "%llu spans and %llu memory samples were not recorded: a thread's buffer was full",
+                 (unsigned long long)tl->lost_spans, (unsigned long long)tl->lost_mem);
+        add_note(s, "note: the trace buffer filled up; %s", msg);
+    }
+}
+
+static int render_export(lp_session *s, lp_format format, const lp_render_opts *ro, FILE *out) {
+    char inputs[LP_MAX_INPUTS][LP_PATH_MAX + 64];
+    const char *input_ptrs[LP_MAX_INPUTS];
+    for (size_t i = 0; i < s->n_inputs; i++) {
+        lp_input_spec_format(&s->inputs[i], inputs[i], sizeof inputs[i]);
+        input_ptrs[i] = inputs[i];
+    }
+    lp_collector_stats st;
+    lp_collector_get_stats(s->collector, &st);
+    lp_run_meta m = {.model = s->model_path,
+                     .device = s->device,
+                     .mode = s->opts.mode,
+                     .libtorch_version = lp_torch_version(),
+                     .layerprof_version = lp_version(),
+                     .date = s->date,
+                     .iterations = s->tree.iterations,
+                     .warmup = s->opts.warmup,
+                     .threads = s->opts.threads,
+                     .seed = s->opts.seed,
+                     .memory = s->opts.memory,
+                     .events = s->opts.events,
+                     .shapes = s->opts.shapes,
+                     .trace = lp_collector_timeline(s->collector)->recorded,
+                     .trace_iterations = s->opts.trace_iterations ? s->opts.trace_iterations
+                                                                  : LP_TRACE_ITERATIONS,
+                     .inputs = input_ptrs,
+                     .n_inputs = s->n_inputs,
+                     .paths = s->opts.paths,
+                     .n_paths = s->opts.n_paths,
+                     .notes = ro->notes,
+                     .n_notes = ro->n_notes,
+                     .dropped_events = st.dropped + st.unbalanced};
+    json_t *run = lp_export_run(&m);
+    if (!run) return lp_error_set(LP_ERR_NOMEM, "out of memory describing the run");
+    const lp_timeline *tl = lp_collector_timeline(s->collector);
+    int rc;
+    switch (format) {
+    case LP_FORMAT_JSON:
+        rc = lp_render_json(&s->tree, run, out);
+        break;
+    case LP_FORMAT_CSV:
+        rc = lp_render_csv(&s->tree, ro, out);
+        break;
+    case LP_FORMAT_MARKDOWN:
+        rc = lp_render_markdown(&s->tree, ro, run, out);
+        break;
+    case LP_FORMAT_TRACE:
+        rc = lp_render_trace(&s->tree, tl, run, out);
+        break;
+    case LP_FORMAT_HTML:
+        rc = lp_render_html(&s->tree, tl, run, out);
+        break;
+    default:
+        rc = lp_render_tree(&s->tree, ro, out);
+        break;
+    }
+    json_decref(run);
+    return rc;
+}
+
 int lp_session_open(lp_session **out, const lp_options *opts) {
     if (!out) return lp_error_set(LP_ERR_INVALID, "lp_session_open: out is NULL");
     *out = NULL;
     int rc = lp_options_validate(opts);
     if (rc) return rc;
+    if (opts->trace_iterations < 0)
+        return lp_error_set(LP_ERR_INVALID,
+                            "trace_iterations must be 0 (default: 3) or more, not %d",
+                            opts->trace_iterations);
     for (size_t i = 0; i < opts->n_outputs; i++)
         if ((rc = check_writable(opts->outputs[i].file))) return rc;
 
@@ -197,6 +317,10 @@ int lp_session_open(lp_session **out, const lp_options *opts) {
 
     lps_set_verbose(opts->verbose);
     if ((rc = lps_set_threads(opts->threads))) {
+        rc = shim_error(rc);
+        goto fail;
+    }
+    if ((rc = lps_cuda_check(s->device))) { /* "CUDA is not available: ..." before loading */
         rc = shim_error(rc);
         goto fail;
     }
@@ -232,7 +356,26 @@ int lp_session_open(lp_session **out, const lp_options *opts) {
         .ops = opts->events,
         .selected = s->selected};
     if (strncmp(s->device, "cuda", 4) == 0) cc.memory_devices |= 1u << LP_DEV_CPU;
+    /* CUDA kernel time per module (CUPTI, else the shim's CUDA events) and NVTX ranges. */
+    lp_cuda_events_backend events = {s->model,         lps_cuda_events_begin,
+                                     lps_cuda_events_push,    lps_cuda_events_pop,
+                                     lps_cuda_events_collect, lps_cuda_events_end,
+                                     lps_cuda_events_error};
+    lp_cuda_prof_config pc = {.cuda_device = strncmp(s->device, "cuda", 4) == 0,
+                              .timing = (int)opts->cuda_timing,
+                              .nvtx = opts->nvtx,
+                              .ops = opts->events,
+                              .tree = &s->tree,
+                              .events = lps_cuda_built() ? &events : NULL};
+    if ((rc = lp_cuda_prof_open(&s->cuda, &pc))) goto fail;
+    cc.cuda_time = lp_cuda_prof_timing(s->cuda);
+    cc.scopes = lp_cuda_prof_hooks(s->cuda);
+    cc.scope_ops = opts->events;
+    cc.shapes = opts->events && opts->shapes; /* op rows by input shapes (group_by_input_shape) */
+    cc.describe_shapes = cc.shapes ? describe_shapes : NULL;
+    cc.trace = wants_timeline(opts); /* the trace output, the HTML memory-over-time view */
     if ((rc = lp_collector_create(&s->collector, &s->tree, &cc))) goto fail;
+    lp_export_date((long long)time(NULL), s->date, sizeof s->date);
 
     if (opts->mode == LP_MODE_HOOKS)
         add_note(s, "%s",
@@ -247,6 +390,8 @@ int lp_session_open(lp_session **out, const lp_options *opts) {
                  "note: '%s' has no submodules (frozen or optimized for inference?): only the root "
                  "can be timed",
                  s->model_path);
+    if (opts->shapes && !opts->events)
+        add_note(s, "%s", "note: shapes are recorded with op rows only (events): none recorded");
     *out = s;
     return LP_OK;
 fail:
@@ -254,14 +399,14 @@ fail:
     return rc;
 }
 
-static void sink_call_enter(void *c, int32_t m, uint64_t t) {
-    lp_ev_call_enter(c, m, t);
+static int sink_call_enter(void *c, int32_t m, uint64_t t) {
+    return lp_ev_call_enter(c, m, t);
 }
-static void sink_call_exit(void *c, uint64_t t) {
-    lp_ev_call_exit(c, t);
+static int sink_call_exit(void *c, uint64_t t) {
+    return lp_ev_call_exit(c, t);
 }
-static void sink_op_start(void *c, const char *name, int32_t m, uint64_t t) {
-    lp_ev_op_start(c, name, m, t);
+static int sink_op_start(void *c, const char *name, int32_t m, uint64_t shape_key, uint64_t t) {
+    return lp_ev_op_start(c, name, m, shape_key, t);
 }
 static void sink_op_end(void *c, uint64_t t) {
     lp_ev_op_end(c, t);
@@ -273,18 +418,33 @@ static void sink_memory(void *c, const void *p, int64_t b, int d, uint64_t t) {
 int lp_session_run(lp_session *s) {
     if (!s) return lp_error_set(LP_ERR_INVALID, "lp_session_run: session is NULL");
     int rc;
-    for (int i = 0; i < s->opts.warmup; i++)
+    lp_export_date((long long)time(NULL), s->date, sizeof s->date);
+    progress(s, LP_PHASE_WARMUP, 0, s->opts.warmup);
+    for (int i = 0; i < s->opts.warmup; i++) {
         if ((rc = lps_forward(s->model, s->tensors))) return shim_error(rc);
+        progress(s, LP_PHASE_WARMUP, i + 1, s->opts.warmup);
+    }
+    progress(s, LP_PHASE_PROFILE, 0, s->opts.iterations);
 
     lps_sink sink = {s->collector,  sink_call_enter, sink_call_exit,
                      sink_op_start, sink_op_end,     sink_memory};
     unsigned hooks = LPS_HOOK_MODULES;
     if (s->opts.events || s->opts.mode == LP_MODE_GRAPH) hooks |= LPS_HOOK_OPS;
     if (s->opts.memory) hooks |= LPS_HOOK_MEMORY;
+    if (s->opts.events && s->opts.shapes) hooks |= LPS_HOOK_SHAPES;
     if ((rc = lps_profile_begin(s->model, &sink, hooks))) return shim_error(rc);
+    if ((rc = lp_cuda_prof_begin(s->cuda))) {
+        lps_profile_end(s->model);
+        return rc;
+    }
+    int trace_cap = s->opts.trace_iterations ? s->opts.trace_iterations : LP_TRACE_ITERATIONS;
     for (int i = 0; i < s->opts.iterations; i++) {
+        int tracing = s->trace_done < trace_cap;
+        lp_collector_set_tracing(s->collector, tracing);
         uint64_t t0 = lp_now_ns();
-        rc = lps_forward(s->model, s->tensors);
+        rc = s->capture ? lps_forward_output(s->model, s->tensors, &s->capture_bytes,
+                                             &s->capture_size)
+                        : lps_forward(s->model, s->tensors);
         uint64_t t1 = lp_now_ns();
         if (rc) {
             rc = shim_error(rc);
@@ -293,15 +453,23 @@ int lp_session_run(lp_session *s) {
         }
         s->driver_ns += t1 - t0;
         lp_collector_count_iteration(s->collector);
+        s->trace_done += tracing;
+        progress(s, LP_PHASE_PROFILE, i + 1, s->opts.iterations);
+        if ((rc = lp_cuda_prof_iteration_done(s->cuda, s->collector))) break;
     }
+    lp_collector_set_tracing(s->collector, 0);
     lps_profile_end(s->model);
+    int crc = lp_cuda_prof_end(s->cuda, s->collector); /* joins CUDA records before the merge */
+    if (!rc) rc = crc;
     int frc = lp_collector_finish(s->collector);
+    if (!frc) timeline_done(s);
+    progress(s, LP_PHASE_DONE, s->opts.iterations, s->opts.iterations);
     return rc ? rc : frc;
 }
 
 int lp_session_render(lp_session *s, lp_format format, FILE *out) {
     if (!s || !out) return lp_error_set(LP_ERR_INVALID, "lp_session_render: NULL argument");
-    if (format != LP_FORMAT_TREE)
+    if (!lp_format_name(format))
         return lp_error_set(LP_ERR_UNSUPPORTED, "unknown output format %d", (int)format);
     lp_render_opts ro;
     lp_render_opts_init(&ro);
@@ -313,10 +481,14 @@ int lp_session_render(lp_session *s, lp_format format, FILE *out) {
     ro.units = s->opts.units;
     ro.ascii = s->opts.ascii;
     ro.show_ops = s->opts.events;
-    const char *notes[LP_MAX_NOTES + 2];
+    const char *notes[LP_MAX_NOTES + 2 + 6];
     size_t n = 0;
     for (size_t i = 0; i < s->n_notes; i++)
         notes[n++] = s->notes[i];
+    char cuda_notes[6][256];
+    size_t n_cuda = lp_cuda_prof_notes(s->cuda, &cuda_notes[0][0], sizeof cuda_notes[0], 6);
+    for (size_t i = 0; i < n_cuda; i++)
+        notes[n++] = cuda_notes[i];
     lp_collector_stats st;
     lp_collector_get_stats(s->collector, &st);
     char extra[2][200];
@@ -333,6 +505,7 @@ int lp_session_render(lp_session *s, lp_format format, FILE *out) {
     }
     ro.notes = notes;
     ro.n_notes = n;
+    if (format != LP_FORMAT_TREE) return render_export(s, format, &ro, out);
     return lp_render_tree(&s->tree, &ro, out);
 }
 
@@ -365,8 +538,42 @@ int lp_session_write_outputs(lp_session *s) {
     return LP_OK;
 }
 
+int lp_session_forward_output(lp_session *s, int profiled, void **bytes, size_t *size) {
+    if (!s || !bytes || !size)
+        return lp_error_set(LP_ERR_INVALID, "lp_session_forward_output: NULL argument");
+    *bytes = NULL;
+    *size = 0;
+    if (!profiled) {
+        int rc = lps_forward_output(s->model, s->tensors, bytes, size);
+        return rc ? shim_error(rc) : LP_OK;
+    }
+    /* The profiled forward goes through lp_session_run itself, so it is exactly what a run
+     * measures: one iteration, no warm-up, its output kept. */
+    int warmup = s->opts.warmup, iterations = s->opts.iterations;
+    s->opts.warmup = 0;
+    s->opts.iterations = 1;
+    s->capture = 1;
+    s->capture_bytes = NULL;
+    int rc = lp_session_run(s);
+    s->capture = 0;
+    s->opts.warmup = warmup;
+    s->opts.iterations = iterations;
+    if (rc == LP_OK && !s->capture_bytes)
+        rc = lp_error_set(LP_ERR_STATE, "lp_session_forward_output: the forward did not run");
+    if (rc) {
+        free(s->capture_bytes);
+        s->capture_bytes = NULL;
+        return rc;
+    }
+    *bytes = s->capture_bytes;
+    *size = s->capture_size;
+    s->capture_bytes = NULL;
+    return LP_OK;
+}
+
 void lp_session_close(lp_session *s) {
     if (!s) return;
+    lp_cuda_prof_close(s->cuda);
     lps_inputs_free(s->tensors);
     lps_model_free(s->model);
     lp_collector_free(s->collector);
@@ -426,6 +633,11 @@ int lp_session_node(const lp_session *s, size_t index, lp_node_info *out) {
     out->self_ns = it ? (double)n->fig.self_ns / (double)it : 0;
     fill_mem(&s->tree, &n->fig, LP_DEV_CPU, &out->cpu_mem);
     fill_mem(&s->tree, &n->fig, LP_DEV_CUDA, &out->cuda_mem);
+    out->cuda_recorded = s->tree.has_cuda_time;
+    out->raw_cuda_self_ns = n->fig.cuda_self_ns;
+    out->raw_cuda_total_ns = n->fig.cuda_total_ns;
+    out->cuda_self_ns = it ? (double)n->fig.cuda_self_ns / (double)it : 0;
+    out->cuda_total_ns = it ? (double)n->fig.cuda_total_ns / (double)it : 0;
     return LP_OK;
 }
 
@@ -439,6 +651,37 @@ int lp_session_find(const lp_session *s, const char *path, size_t *out) {
 
 int lp_session_is_frozen(const lp_session *s) {
     return s && s->tree.n_nodes == 1;
+}
+
+int lp_session_op_count(const lp_session *s, size_t *out) {
+    if (!s || !out) return lp_error_set(LP_ERR_INVALID, "lp_session_op_count: NULL argument");
+    *out = s->tree.n_ops;
+    return LP_OK;
+}
+
+int lp_session_op(const lp_session *s, size_t index, lp_op_info *out) {
+    if (!s || !out) return lp_error_set(LP_ERR_INVALID, "lp_session_op: NULL argument");
+    if (index >= s->tree.n_ops)
+        return lp_error_set(LP_ERR_INVALID, "op row %zu out of range (%zu op rows)", index,
+                            s->tree.n_ops);
+    const lp_tree *t = &s->tree;
+    const lp_op_node *o = &t->ops[index];
+    uint64_t it = t->iterations;
+    memset(out, 0, sizeof *out);
+    out->module = o->module;
+    out->parent_op = o->parent_op;
+    out->name = t->op_names && o->op >= 0 ? t->op_names[o->op] : "";
+    out->shapes = t->shape_names && o->shapes >= 0 ? t->shape_names[o->shapes] : NULL;
+    out->raw_calls = o->fig.calls;
+    out->raw_total_ns = o->fig.total_ns;
+    out->raw_self_ns = o->fig.self_ns;
+    out->iterations = it;
+    out->calls = it ? (double)o->fig.calls / (double)it : 0;
+    out->total_ns = it ? (double)o->fig.total_ns / (double)it : 0;
+    out->self_ns = it ? (double)o->fig.self_ns / (double)it : 0;
+    fill_mem(t, &o->fig, LP_DEV_CPU, &out->cpu_mem);
+    fill_mem(t, &o->fig, LP_DEV_CUDA, &out->cuda_mem);
+    return LP_OK;
 }
 
 int lp_session_run_info(const lp_session *s, lp_run_info *out) {

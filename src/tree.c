@@ -31,6 +31,8 @@ void lp_figures_merge(lp_figures *into, const lp_figures *from) {
     into->calls += from->calls;
     into->total_ns += from->total_ns;
     into->self_ns += from->self_ns;
+    into->cuda_self_ns += from->cuda_self_ns;
+    into->cuda_total_ns += from->cuda_total_ns;
     for (int d = 0; d < LP_DEV_COUNT; d++) {
         lp_stat_merge(&into->mem[d].retained, &from->mem[d].retained);
         lp_stat_merge(&into->mem[d].self_retained, &from->mem[d].self_retained);

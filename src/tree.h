@@ -37,6 +37,8 @@ typedef struct lp_figures {
     uint64_t total_ns; /* inclusive wall time */
     uint64_t self_ns;  /* total minus children's totals */
     lp_mem_stats mem[LP_DEV_COUNT];
+    uint64_t cuda_self_ns;  /* device time of kernels/memcpys/memsets launched directly here */
+    uint64_t cuda_total_ns; /* the same over the subtree (lp_cuda_tree_totals, cuda_join.h) */
 } lp_figures;
 
 void lp_figures_merge(lp_figures *into, const lp_figures *from);
@@ -60,6 +62,7 @@ typedef struct lp_tree_node {
     int32_t first_child, next_sibling; /* -1 terminated, model order */
     int32_t first_op;                  /* first op row directly under this module, -1 if none */
     int selected;                      /* measured (all nodes unless paths were given) */
+    int container;                     /* no forward (ModuleList, ModuleDict): never a call */
     int32_t last_child_scratch;        /* construction only: keeps lp_tree_add linear */
     lp_figures fig;
 } lp_tree_node;
@@ -70,10 +73,12 @@ typedef struct lp_tree {
     lp_op_node *ops;
     size_t n_ops, cap_ops;
     const char **op_names; /* borrowed from lp_op_names; indexed by op id */
-    const char **shape_names;
+    const char **shape_names; /* borrowed from the collector; indexed by lp_op_node.shapes: the
+                                 inputs' sizes without outer brackets, "[1, 3], []" */
     uint64_t iterations;
     int has_memory[LP_DEV_COUNT]; /* memory was recorded for this device */
     int has_ops;
+    int has_cuda_time; /* CUDA kernel time per node was recorded */
 } lp_tree;
 
 /* Tree construction (from the shim's module listing, or from tests). */

@@ -81,10 +81,10 @@ static void leave(lp_collector *c, uint64_t t) {
     lp_ev_call_exit(c, t);
 }
 static void op(lp_collector *c, const char *name, uint64_t t) {
-    lp_ev_op_start(c, name, -1, t);
+    lp_ev_op_start(c, name, -1, 0, t);
 }
 static void op_in(lp_collector *c, const char *name, int32_t module, uint64_t t) {
-    lp_ev_op_start(c, name, module, t);
+    lp_ev_op_start(c, name, module, 0, t);
 }
 static void op_end(lp_collector *c, uint64_t t) {
     lp_ev_op_end(c, t);
