@@ -1,0 +1,79 @@
+# Reliability tests against the real libtorch (docs/reliability.md, docs/threads.md). Included
+# from tests/integration/CMakeLists.txt, which defines LP_MODELS_DIR and finds cmocka and jansson.
+
+foreach(name test_api_null test_outputs test_threads test_sessions_loop)
+  add_executable(${name} ${CMAKE_CURRENT_SOURCE_DIR}/${name}.c)
+  target_compile_options(${name} PRIVATE ${LP_WARNINGS})
+  target_compile_definitions(${name} PRIVATE LP_MODELS_DIR="${LP_MODELS_DIR}")
+  target_link_libraries(${name} PRIVATE liblayerprof PkgConfig::CMOCKA PkgConfig::JANSSON)
+  if(TARGET models)
+    add_dependencies(${name} models)
+  endif()
+endforeach()
+
+# libtorch's own profilers next to layerprof: this test drives them, so it links libtorch (the
+# only target besides the shim that does). -DNDEBUG as in the shim (LIBTORCH-NOTES.md).
+find_package(Torch REQUIRED QUIET)
+add_executable(test_other_profiler ${CMAKE_CURRENT_SOURCE_DIR}/test_other_profiler.cpp)
+target_compile_definitions(test_other_profiler PRIVATE NDEBUG LP_MODELS_DIR="${LP_MODELS_DIR}")
+target_compile_options(test_other_profiler PRIVATE ${LP_WARNINGS} ${TORCH_CXX_FLAGS})
+target_include_directories(test_other_profiler SYSTEM PRIVATE ${TORCH_INCLUDE_DIRS})
+# Only the CPU library: the profiler API lives there, and linking the pip wheel's libtorch_cuda
+# into an executable fails on its NCCL dependency (undefined ncclCommGrow, ... at link time).
+if(TARGET torch_cpu AND TARGET c10 AND TARGET torch)
+  target_link_libraries(test_other_profiler PRIVATE liblayerprof torch_cpu c10)
+  # What `torch` asks of its users' compilers (C++20 for libtorch 2.x's headers).
+  foreach(prop COMPILE_FEATURES COMPILE_OPTIONS COMPILE_DEFINITIONS)
+    get_target_property(lp_torch_${prop} torch INTERFACE_${prop})
+    if(lp_torch_${prop})
+      set_property(TARGET test_other_profiler APPEND PROPERTY ${prop} ${lp_torch_${prop}})
+    endif()
+  endforeach()
+else()
+  target_link_libraries(test_other_profiler PRIVATE liblayerprof ${TORCH_LIBRARIES})
+endif()
+
+# 1,000 sessions take about LP_SESSIONS_LOOP_MS each; under ASan several times that.
+if(LP_SANITIZE)
+  set(LP_SESSIONS_LOOP_DEFAULT 200)
+else()
+  set(LP_SESSIONS_LOOP_DEFAULT 1000)
+endif()
+set(LP_SESSIONS_LOOP ${LP_SESSIONS_LOOP_DEFAULT} CACHE STRING
+    "Sessions opened one after another by integration.sessions_loop")
+
+add_test(NAME integration.api_null COMMAND test_api_null)
+add_test(NAME integration.outputs COMMAND test_outputs)
+add_test(NAME integration.threads COMMAND test_threads)
+add_test(NAME integration.sessions_loop COMMAND test_sessions_loop ${LP_SESSIONS_LOOP})
+add_test(NAME integration.other_profiler COMMAND test_other_profiler)
+set_tests_properties(integration.api_null integration.outputs integration.threads
+                     integration.sessions_loop integration.other_profiler PROPERTIES
+                     LABELS "integration;reliability"
+                     TIMEOUT 600)
+
+# leak.cli: the CLI on a real model with memory and op events, checked for leaks. The sanitizer
+# build has LeakSanitizer built in; otherwise valgrind, when installed. Leaks that are libtorch's
+# own are suppressed in tests/lsan.supp / tests/valgrind.supp, each entry saying why.
+set(LP_LEAK_ARGS ${LP_MODELS_DIR}/nested.pt --memory --events --warmup 1 --iterations 2
+                 --output /dev/null)
+if(LP_SANITIZE)
+  add_test(NAME leak.cli COMMAND $<TARGET_FILE:layerprof> ${LP_LEAK_ARGS})
+  set_tests_properties(leak.cli PROPERTIES
+                       LABELS leak
+                       TIMEOUT 120
+                       ENVIRONMENT
+                       "ASAN_OPTIONS=detect_leaks=1;LSAN_OPTIONS=suppressions=${CMAKE_SOURCE_DIR}/tests/lsan.supp:print_suppressions=0")
+else()
+  find_program(LP_VALGRIND valgrind)
+  if(LP_VALGRIND)
+    add_test(NAME leak.cli
+             COMMAND ${LP_VALGRIND} --leak-check=full --error-exitcode=1
+                     --suppressions=${CMAKE_SOURCE_DIR}/tests/valgrind.supp
+                     $<TARGET_FILE:layerprof> ${LP_LEAK_ARGS})
+    # About 45 s (libtorch 1.13) to 70 s (2.x) of CPU; the timeout leaves room for a loaded machine.
+    set_tests_properties(leak.cli PROPERTIES LABELS leak TIMEOUT 300)
+  else()
+    message(STATUS "layerprof: no valgrind, so no leak.cli test in this (non-sanitizer) build")
+  endif()
+endif()
