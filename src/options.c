@@ -89,7 +89,7 @@ int lp_options_validate(const lp_options *o) {
     if ((int)o->units < LP_UNITS_AUTO || o->units > LP_UNITS_S)
         return lp_error_set(LP_ERR_INVALID, "unknown units %d", (int)o->units);
     if ((int)o->cuda_timing < LP_CUDA_TIMING_AUTO || o->cuda_timing > LP_CUDA_TIMING_OFF)
-        return lp_error_set(LP_ERR_INVALID, "unknown cuda_timing %d (auto, cupti, events or off)",
+        return lp_error_set(LP_ERR_INVALID, "unknown CUDA timing %d (auto, cupti, events or off)",
                             (int)o->cuda_timing);
     if (o->n_outputs && !o->outputs)
         return lp_error_set(LP_ERR_INVALID, "n_outputs is %zu but outputs is NULL", o->n_outputs);
