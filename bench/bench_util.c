@@ -1,0 +1,101 @@
+/* bench_util.c: see bench_util.h. */
+#define _GNU_SOURCE
+#include "bench_util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+uint64_t bench_cpu_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+void bench_samples_add(bench_samples *s, double v) {
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? s->cap * 2 : 256;
+        double *p = realloc(s->v, cap * sizeof *p);
+        if (!p) {
+            fprintf(stderr, "bench: out of memory\n");
+            exit(2);
+        }
+        s->v = p;
+        s->cap = cap;
+    }
+    s->v[s->n++] = v;
+}
+
+void bench_samples_free(bench_samples *s) {
+    free(s->v);
+    memset(s, 0, sizeof *s);
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+double bench_quantile_inplace(double *v, size_t n, double q) {
+    if (!n) return 0;
+    qsort(v, n, sizeof *v, cmp_double);
+    double pos = q * (double)(n - 1);
+    size_t i = (size_t)pos;
+    double frac = pos - (double)i;
+    return i + 1 < n ? v[i] + (v[i + 1] - v[i]) * frac : v[i];
+}
+
+double bench_quantile(const double *v, size_t n, double q) {
+    if (!n) return 0;
+    double *c = malloc(n * sizeof *c);
+    if (!c) {
+        fprintf(stderr, "bench: out of memory\n");
+        exit(2);
+    }
+    memcpy(c, v, n * sizeof *c);
+    double r = bench_quantile_inplace(c, n, q);
+    free(c);
+    return r;
+}
+
+double bench_median(const double *v, size_t n) {
+    return bench_quantile(v, n, 0.5);
+}
+
+static int64_t status_kb(const char *key) {
+    FILE *f = fopen("/proc/self/status", "r");
+    if (!f) return -1;
+    char line[256];
+    size_t klen = strlen(key);
+    int64_t kb = -1;
+    while (fgets(line, sizeof line, f))
+        if (strncmp(line, key, klen) == 0 && line[klen] == ':') {
+            kb = strtoll(line + klen + 1, NULL, 10);
+            break;
+        }
+    fclose(f);
+    return kb;
+}
+
+int64_t bench_rss_now(void) {
+    int64_t kb = status_kb("VmRSS");
+    return kb < 0 ? -1 : kb * 1024;
+}
+
+int64_t bench_rss_peak(void) {
+    int64_t kb = status_kb("VmHWM");
+    return kb < 0 ? -1 : kb * 1024;
+}
+
+void bench_budget(const char *what, int pass, const char *value_fmt, double value,
+                  const char *limit) {
+    char text[64];
+    snprintf(text, sizeof text, value_fmt, value);
+    bench_budget_text(what, pass, text, limit);
+}
+
+void bench_budget_text(const char *what, int pass, const char *value, const char *limit) {
+    printf("BUDGET|%s|%s|%s|%s\n", what, value, limit, pass ? "PASS" : "MISS");
+    fflush(stdout);
+}

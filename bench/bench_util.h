@@ -1,0 +1,59 @@
+/* bench_util.h: what both benchmark programs share: statistics over samples, the heap counters
+ * behind the linker's --wrap=malloc, RSS, and the PASS/MISS budget lines run.sh collects.
+ * Internal to bench/: never part of the library. */
+#ifndef LP_BENCH_UTIL_H
+#define LP_BENCH_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- statistics ------------------------------------------------------------------------------ */
+
+/* A growable array of samples (nanoseconds, or ratios). */
+typedef struct bench_samples {
+    double *v;
+    size_t n, cap;
+} bench_samples;
+
+void bench_samples_add(bench_samples *s, double v);
+void bench_samples_free(bench_samples *s);
+/* The q-quantile (0..1, linear interpolation) of v[0..n); sorts a copy. 0 when n == 0. */
+double bench_quantile(const double *v, size_t n, double q);
+double bench_median(const double *v, size_t n);
+/* The same, sorting v itself: no heap call (for use while heap calls are being counted). */
+double bench_quantile_inplace(double *v, size_t n, double q);
+
+/* ---- heap counters ---------------------------------------------------------------------------
+ * Filled by __wrap_malloc/calloc/realloc/free (bench_wrap.c) for the objects linked into the
+ * benchmark program itself: layerprof's core and shim, never libtorch's shared libraries. */
+typedef struct bench_heap {
+    uint64_t calls; /* malloc + calloc + realloc calls */
+    uint64_t bytes; /* bytes requested by them, in total */
+    int64_t live;   /* usable bytes still allocated (only when frees are tracked) */
+} bench_heap;
+
+void bench_heap_get(bench_heap *out);
+/* 1 when this program tracks frees (bench_wrap.c built with BENCH_WRAP_FREE), so `live` holds. */
+int bench_heap_tracks_frees(void);
+
+/* ---- clocks ----------------------------------------------------------------------------------
+ * CPU time of the calling thread, in ns: what the thread really ran, so a busy machine's
+ * preemptions do not land in the figures (a system call, ~0.1-0.5 us: time blocks, not events). */
+uint64_t bench_cpu_ns(void);
+
+/* ---- process ------------------------------------------------------------------------------- */
+
+/* Resident set size now, in bytes (VmRSS), and its peak (VmHWM); -1 when unreadable. */
+int64_t bench_rss_now(void);
+int64_t bench_rss_peak(void);
+
+/* ---- output ---------------------------------------------------------------------------------
+ * Budget lines go to stdout as "BUDGET|<what>|<value text>|<limit text>|PASS" (or MISS); run.sh
+ * lifts them into the summary at the end. A budget is reported, never enforced: exit codes do not
+ * depend on timings. */
+void bench_budget(const char *what, int pass, const char *value_fmt, double value,
+                  const char *limit);
+/* The same with the value already formatted. */
+void bench_budget_text(const char *what, int pass, const char *value, const char *limit);
+
+#endif

@@ -1,0 +1,176 @@
+#!/usr/bin/env bash
+# bench/run.sh: layerprof's benchmarks in one command. See bench/README.md for what each number
+# means.
+#
+#   bench/run.sh [--quick | --smoke] [--build DIR] [--no-build] [--clock cpu|wall] [--models a,b,...]
+#
+#   (default)  the full run, ~7 minutes on 2 cores
+#   --quick    fewer repetitions, no diagnostic rows, smaller trees: ~1 minute, noisier
+#   --smoke    tiny repetition counts: proves the harness works (ctest bench.smoke); the numbers
+#              mean nothing
+#   --build    the CMake build directory (default: $LP_BUILD_DIR, else build-bench/ in the repo)
+#   --no-build use the binaries already in --build (ctest does)
+#   --clock    cpu (default: each forward's thread CPU time, robust to a busy machine) or wall
+#   --models   the models to run (default: alexnet,resnet18,mobilenet_v2,transformer,lstm_cell,
+#              nested), from $LP_MODELS_DIR (default: models/ in the repo)
+#
+# Budgets are printed as PASS or MISS and never change the exit status; it is non-zero only when
+# a benchmark program itself failed.
+set -u -o pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd "$here/.." && pwd)
+build=${LP_BUILD_DIR:-$repo/build-bench}
+profile=full
+do_build=1
+models=alexnet,resnet18,mobilenet_v2,transformer,lstm_cell,nested
+clock=cpu
+
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --quick) profile=quick ;;
+    --smoke) profile=smoke ;;
+    --build) build=$2; shift ;;
+    --build=*) build=${1#--build=} ;;
+    --no-build) do_build=0 ;;
+    --clock) clock=$2; shift ;;
+    --clock=*) clock=${1#--clock=} ;;
+    --models) models=$2; shift ;;
+    --models=*) models=${1#--models=} ;;
+    -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "run.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+    esac
+    shift
+done
+models_dir=${LP_MODELS_DIR:-$repo/models}
+
+# Seconds of forwards per setting per model, interleaving rounds, and the rest, per profile.
+case $profile in
+full)  target=4;    rounds=20; reps=9; thru=2;    tree_max=100000; tree_reps=3; iter_max=1000; diag=1 ;;
+quick) target=0.6;  rounds=8;  reps=3; thru=0.5;  tree_max=10000;  tree_reps=2; iter_max=1000; diag=0 ;;
+smoke) target=0.02; rounds=2;  reps=1; thru=0.02; tree_max=10000;  tree_reps=1; iter_max=100;  diag=1
+       [ "$models" = alexnet,resnet18,mobilenet_v2,transformer,lstm_cell,nested ] &&
+           models=resnet18,lstm_cell,nested ;;
+esac
+
+if [ $do_build = 1 ]; then
+    if [ ! -f "$build/CMakeCache.txt" ]; then
+        cmake -S "$repo" -B "$build" -DCMAKE_BUILD_TYPE=Release -DLP_EXPORT_MODELS=OFF >/dev/null ||
+            { echo "run.sh: cmake configure failed" >&2; exit 1; }
+    fi
+    cmake --build "$build" --target bench -j "$(nproc)" >/dev/null ||
+        { echo "run.sh: building the bench failed (cmake --build $build --target bench)" >&2; exit 1; }
+fi
+core=$build/bench/lp_bench_core
+torch=$build/bench/lp_bench_torch
+[ -x "$core" ] || { echo "run.sh: $core not built" >&2; exit 1; }
+
+ncores=$(nproc)
+# One thread, for libtorch and anything it uses.
+export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
+
+failed=0
+budgets=$(mktemp)
+out=$(mktemp)
+trap 'rm -f "$budgets" "$out"' EXIT
+start=$(date +%s)
+
+# Runs one benchmark program, prints its table lines (prefix $2, fields joined by two spaces) and
+# INFO lines as notes, and keeps its BUDGET lines for the summary.
+run() {
+    local prefix=$1; shift
+    if ! "$@" >"$out" 2>"$out.err"; then
+        echo "  FAILED ($*):"
+        sed 's/^/    /' "$out.err" | tail -5
+        failed=1
+    fi
+    grep "^$prefix|" "$out" | cut -d'|' -f2- | sed 's/|/  /g' | sed 's/^/  /'
+    grep '^INFO|' "$out" | cut -d'|' -f2- | sed 's/^/    note: /'
+    grep '^BUDGET|' "$out" >>"$budgets"
+    rm -f "$out.err"
+}
+
+build_type=$(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' "$build/CMakeCache.txt" 2>/dev/null)
+sanitize=$(sed -n 's/^LP_SANITIZE:BOOL=//p' "$build/CMakeCache.txt" 2>/dev/null)
+commit=$(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)
+git -C "$repo" diff --quiet HEAD 2>/dev/null || commit="$commit+dirty"
+cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
+torch_version=unknown
+[ -x "$torch" ] && torch_version=$("$torch" version 2>/dev/null || echo unknown)
+
+echo "layerprof bench ($profile): $(date -u '+%Y-%m-%d %H:%M UTC')"
+echo "  machine: $ncores cores, $cpu; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "  commit $commit, libtorch $torch_version, build $build (${build_type:-?})"
+case "${build_type:-}" in
+Release|RelWithDebInfo) ;;
+*) echo "  WARNING: build type '${build_type:-?}' is not optimised: timings mean little" ;;
+esac
+[ "${sanitize:-OFF}" = ON ] && echo "  WARNING: sanitizer build: timings mean little"
+[ $profile = smoke ] && echo "  (smoke: tiny repetition counts, the numbers mean nothing)"
+
+# ---- overhead per model ----------------------------------------------------------------------
+echo
+echo "== Overhead per forward: CPU, batch 1, 1 thread; medians of interleaved blocks ($clock clock) =="
+if [ ! -x "$torch" ]; then
+    echo "  skipped: lp_bench_torch was not built (no libtorch)"
+else
+    printf '  %-12s  %-5s  %-10s  %7s  %10s  %10s  %14s  %7s  %8s  %8s  %8s  %s\n' \
+        model exec setting ops/fwd base_us prof_us x_same±noise x_opt ns/op ns/op_opt \
+        beg+end_us check
+    IFS=, read -r -a model_list <<<"$models"
+    for m in "${model_list[@]}"; do
+        pt=$models_dir/$m.pt
+        if [ ! -f "$pt" ]; then
+            echo "  $m: $pt not found (export the models: see models/README.md); skipped"
+            continue
+        fi
+        common=(--name "$m" --target-s "$target" --rounds "$rounds" --clock "$clock" --diag "$diag")
+        run ROW "$torch" overhead "$pt" --exec opt "${common[@]}"
+        opt_ns=$(grep '^OPT|' "$out" | cut -d'|' -f3)
+        run ROW "$torch" overhead "$pt" --exec hooks "${common[@]}" --opt-ns "${opt_ns:-0}"
+        run ROW "$torch" overhead "$pt" --exec graph "${common[@]}" --opt-ns "${opt_ns:-0}"
+    done
+
+    # ---- report generation ---------------------------------------------------------------------
+    echo
+    echo "== Report generation: end of the last forward -> finished tree (finish + render) =="
+    printf '  %-12s  %-10s  %6s  %9s  %9s  %9s  %s\n' model setting rows finish_ms render_ms \
+        total_ms reps
+    if [ -f "$models_dir/resnet18.pt" ]; then
+        run REPORT "$torch" report "$models_dir/resnet18.pt" --reps "$reps"
+    else
+        echo "  skipped: resnet18.pt not found"
+    fi
+fi
+
+# ---- core ------------------------------------------------------------------------------------
+echo
+echo "== Core throughput: synthetic events through the collector, one core, no torch =="
+printf '  %-38s  %5s  %8s  %7s  %s\n' "events (collector setting)" ev/it "M ev/s" ns/ev check
+run THRU "$core" throughput --seconds "$thru"
+
+echo
+echo "== Memory per module and per op (bytes, from the core's allocation sizes) =="
+run MEM "$core" memory
+
+echo
+echo "== Scaling: memory over iterations (memory+events on) =="
+printf '  %-12s  %6s  %10s  %8s  %10s\n' model iters heap_bytes heap_calls rss_MiB
+if [ -x "$torch" ] && [ -f "$models_dir/nested.pt" ]; then
+    run ITER "$torch" iterations "$models_dir/nested.pt" --max "$iter_max"
+fi
+printf '  %-12s  %6s  %10s  %8s  %10s\n' "(no torch)" iters live_bytes heap_calls rss_MiB
+run CITER "$core" iterations --max "$iter_max"
+
+echo
+echo "== Scaling: tree size (10-ary tree, one op per module; ms per step, ns per module) =="
+printf '  %7s  %7s  %9s  %9s  %9s  %9s  %9s  %6s  %6s  %6s  %6s\n' modules nodes build_ms \
+    ev1st_ms events_ms finish_ms render_ms ev1/mod ev/mod fin/mod ren/mod
+run TREE "$core" treesize --max "$tree_max" --reps "$tree_reps"
+
+# ---- budgets ---------------------------------------------------------------------------------
+echo
+echo "== Budgets (reported, never enforced) =="
+awk -F'|' '{ printf "  %-4s  %-58s  %28s  (%s)\n", $5, $2, $3, $4 }' "$budgets"
+echo "  $(grep -c '|PASS$' "$budgets") PASS, $(grep -c '|MISS$' "$budgets") MISS; $(( $(date +%s) - start )) s"
+exit $failed
