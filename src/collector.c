@@ -51,6 +51,7 @@ typedef struct lp_row {
 } lp_row;
 
 typedef struct lp_thread_state {
+    pthread_t owner; /* the thread whose events this state holds */
     lp_frame stack[LP_MAX_STACK];
     int sp;
     uint32_t overflow; /* frames not pushed because the stack was full */
@@ -116,6 +117,18 @@ static void thread_state_free(lp_thread_state *ts) {
 /* The calling thread's state: one compare in steady state; a claim on a thread's first event. */
 static inline lp_thread_state *state_of(lp_collector *c) {
     if (__builtin_expect(tls_generation == c->generation, 1)) return tls_state;
+    /* A thread that alternates between collectors (two sessions) comes back to its own state
+     * instead of claiming a new slot at every switch. */
+    pthread_t self = pthread_self();
+    uint32_t claimed = atomic_load(&c->n_threads);
+    for (uint32_t i = 0; i < claimed && i < LP_MAX_THREADS; i++) {
+        lp_thread_state *mine = c->threads[i];
+        if (mine && pthread_equal(mine->owner, self)) {
+            tls_generation = c->generation;
+            tls_state = mine;
+            return mine;
+        }
+    }
     uint32_t slot = atomic_fetch_add(&c->n_threads, 1);
     if (slot >= LP_MAX_THREADS) {
         atomic_fetch_sub(&c->n_threads, 1);
@@ -123,7 +136,10 @@ static inline lp_thread_state *state_of(lp_collector *c) {
         return NULL;
     }
     lp_thread_state *ts = thread_state_new(c);
-    if (ts) ts->slot = slot;
+    if (ts) {
+        ts->slot = slot;
+        ts->owner = self;
+    }
     c->threads[slot] = ts; /* may be NULL on allocation failure: events are then dropped */
     tls_generation = c->generation;
     tls_state = ts;

@@ -917,20 +917,62 @@ static void test_two_threads_keep_their_own_stacks_and_are_merged_at_finish(void
 /* collector.c keeps the states of at most this many threads. */
 #define LP_TEST_MAX_THREADS 64
 
+/* Two sessions used in turn from one thread (profile A, then B, then A ...) must not claim a new
+ * thread slot at every switch: after 64 switches every event would be dropped. */
+static void test_one_thread_alternating_between_two_collectors_keeps_one_state_each(void **state) {
+    lp_collector *a = start(state, 0, 0, NULL);
+    lp_tree other;
+    lp_tree_init(&other);
+    assert_int_equal(lp_tree_add(&other, "", "Other", -1), 0);
+    lp_collector *b = NULL;
+    lp_collector_config cfg = {0};
+    assert_int_equal(lp_collector_create(&b, &other, &cfg), LP_OK);
+    for (uint64_t i = 0; i < 100; i++) {
+        enter(a, ROOT, 10 * i);
+        leave(a, 10 * i + 4);
+        enter(b, 0, 10 * i);
+        leave(b, 10 * i + 6);
+    }
+    lp_collector_stats sa, sb;
+    lp_collector_get_stats(a, &sa);
+    lp_collector_get_stats(b, &sb);
+    assert_int_equal(sa.threads, 1);
+    assert_int_equal(sb.threads, 1);
+    assert_int_equal(sa.dropped, 0);
+    assert_int_equal(sb.dropped, 0);
+    assert_int_equal(lp_collector_finish(a), LP_OK);
+    assert_int_equal(lp_collector_finish(b), LP_OK);
+    assert_int_equal(tree_of(state)->nodes[ROOT].fig.calls, 100);
+    assert_int_equal(tree_of(state)->nodes[ROOT].fig.total_ns, 400);
+    assert_int_equal(other.nodes[0].fig.calls, 100);
+    assert_int_equal(other.nodes[0].fig.total_ns, 600);
+    lp_collector_free(b);
+    lp_tree_free(&other);
+}
+
+typedef struct one_call_arg {
+    lp_collector *c;
+    pthread_barrier_t *alive; /* keeps every thread alive until all have called: distinct ids */
+} one_call_arg;
+
 static void *run_one_call(void *p) {
-    lp_collector *c = p;
-    enter(c, ROOT, 0);
-    leave(c, 10);
+    one_call_arg *a = p;
+    enter(a->c, ROOT, 0);
+    leave(a->c, 10);
+    pthread_barrier_wait(a->alive);
     return NULL;
 }
 
 static void test_threads_beyond_the_limit_have_their_events_dropped(void **state) {
     lp_collector *c = start(state, 0, 0, NULL);
-    for (int i = 0; i < LP_TEST_MAX_THREADS + 1; i++) {
-        pthread_t th;
-        assert_int_equal(pthread_create(&th, NULL, run_one_call, c), 0);
-        pthread_join(th, NULL);
-    }
+    enum { N = LP_TEST_MAX_THREADS + 1 };
+    pthread_barrier_t alive;
+    pthread_barrier_init(&alive, NULL, N);
+    one_call_arg arg = {c, &alive};
+    pthread_t th[N];
+    for (int i = 0; i < N; i++) assert_int_equal(pthread_create(&th[i], NULL, run_one_call, &arg), 0);
+    for (int i = 0; i < N; i++) pthread_join(th[i], NULL);
+    pthread_barrier_destroy(&alive);
     assert_int_equal(lp_collector_finish(c), LP_OK);
     ASSERT_TIMES(FIG(state, ROOT), LP_TEST_MAX_THREADS, 10 * LP_TEST_MAX_THREADS,
                  10 * LP_TEST_MAX_THREADS);
@@ -974,6 +1016,7 @@ int main(void) {
         TEST(test_reset_stacks_after_an_aborted_forward_starts_the_next_one_clean),
         TEST(test_finish_resets_the_threads_so_it_can_be_called_per_run),
         TEST(test_two_threads_keep_their_own_stacks_and_are_merged_at_finish),
+        TEST(test_one_thread_alternating_between_two_collectors_keeps_one_state_each),
         TEST(test_threads_beyond_the_limit_have_their_events_dropped),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
