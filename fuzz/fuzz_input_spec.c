@@ -4,7 +4,8 @@
  * Each must either be refused with LP_ERR_INVALID and a message naming the input, or give a spec
  * that is valid (1..LP_MAX_DIMS positive dimensions, a known dtype, a non-empty range), whose size
  * lp_input_spec_bytes computes without overflow, and that lp_input_spec_format writes back into
- * text its parser reads into the very same spec. Any violation aborts, so libFuzzer keeps the input.
+ * text its parser reads into the very same spec. Any violation aborts, so libFuzzer keeps the
+ * input.
  */
 #include <stdint.h>
 #include <stdio.h>

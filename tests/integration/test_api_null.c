@@ -34,8 +34,9 @@ static void prime(void) {
     do {                                                                                           \
         prime();                                                                                   \
         int rc_ = (call);                                                                          \
-        if (rc_ != (code)) fail_msg("%s returned %d (%s), expected %d", #call, rc_,               \
-                                    lp_error_last(), (int)(code));                                 \
+        if (rc_ != (code))                                                                         \
+            fail_msg("%s returned %d (%s), expected %d", #call, rc_, lp_error_last(),              \
+                     (int)(code));                                                                 \
         if (!lp_error_last()[0] || strstr(lp_error_last(), SENTINEL))                              \
             fail_msg("%s failed without a message of its own", #call);                             \
     } while (0)
@@ -56,9 +57,20 @@ static lp_session *open_nested(void) {
 static void status_and_version_functions_never_return_null(void **state) {
     (void)state;
     assert_non_null(lp_error_last());
-    const int codes[] = {LP_OK,          LP_ERR_INVALID,     LP_ERR_IO,   LP_ERR_MODEL,
-                         LP_ERR_RUNTIME, LP_ERR_NOMEM,       LP_ERR_UNSUPPORTED,
-                         LP_ERR_BUSY,    LP_ERR_NOT_FOUND,   LP_ERR_STATE, 1, -100, INT_MIN, INT_MAX};
+    const int codes[] = {LP_OK,
+                         LP_ERR_INVALID,
+                         LP_ERR_IO,
+                         LP_ERR_MODEL,
+                         LP_ERR_RUNTIME,
+                         LP_ERR_NOMEM,
+                         LP_ERR_UNSUPPORTED,
+                         LP_ERR_BUSY,
+                         LP_ERR_NOT_FOUND,
+                         LP_ERR_STATE,
+                         1,
+                         -100,
+                         INT_MIN,
+                         INT_MAX};
     for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++) {
         const char *name = lp_status_name(codes[i]);
         assert_non_null(name);

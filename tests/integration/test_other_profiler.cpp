@@ -29,7 +29,7 @@ namespace aprof = torch::autograd::profiler;
 
 static int g_failures = 0;
 
-#define LP_CHECK(cond, ...)                                                                           \
+#define LP_CHECK(cond, ...)                                                                        \
     do {                                                                                           \
         if (!(cond)) {                                                                             \
             std::fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond);          \
@@ -69,9 +69,9 @@ static void expect_busy(lp_session *s, const char *which) {
     uint64_t before = root_calls(s);
     int rc = lp_session_run(s);
     LP_CHECK(rc == LP_ERR_BUSY, "%s: lp_session_run returned %d (%s), not LP_ERR_BUSY", which, rc,
-          lp_error_last());
+             lp_error_last());
     LP_CHECK(std::strstr(lp_error_last(), "another profiler") != nullptr, "%s: message '%s'", which,
-          lp_error_last());
+             lp_error_last());
     LP_CHECK(root_calls(s) == before, "%s: a refused run recorded calls", which);
     // A session opened while the other profiler is on is refused the same way when it runs.
     lp_session *t = open_session();
@@ -84,7 +84,7 @@ static void expect_works(lp_session *s, const char *which) {
     int rc = lp_session_run(s);
     LP_CHECK(rc == LP_OK, "%s: lp_session_run returned %d: %s", which, rc, lp_error_last());
     LP_CHECK(root_calls(s) == before + 1, "%s: root calls %llu, expected %llu", which,
-          (unsigned long long)root_calls(s), (unsigned long long)before + 1);
+             (unsigned long long)root_calls(s), (unsigned long long)before + 1);
 }
 
 // The legacy autograd profiler (torch.autograd.profiler.profile(use_kineto=False)): thread-local.
@@ -114,7 +114,8 @@ static void kineto_profiler(lp_session *s) {
 // whose config is KINETO_ONDEMAND global. A stand-in state checks the global branch on both
 // libtorch versions without needing a Kineto daemon.
 struct StandInState : prof::ProfilerStateBase {
-    StandInState() : prof::ProfilerStateBase(prof::ProfilerConfig(prof::ProfilerState::KINETO_ONDEMAND)) {}
+    StandInState()
+        : prof::ProfilerStateBase(prof::ProfilerConfig(prof::ProfilerState::KINETO_ONDEMAND)) {}
     prof::ActiveProfilerType profilerType() override {
         return prof::ActiveProfilerType::KINETO;
     }
@@ -128,7 +129,8 @@ static void global_profiler(lp_session *s) {
 #if TORCH_VERSION_MAJOR >= 2
     LP_CHECK(prof::ProfilerStateBase::getGlobal() != nullptr, "the stand-in state is not global");
 #else
-    LP_CHECK(prof::ProfilerStateBase::get(/*global=*/true) != nullptr, "the stand-in is not global");
+    LP_CHECK(prof::ProfilerStateBase::get(/*global=*/true) != nullptr,
+             "the stand-in is not global");
 #endif
     expect_busy(s, "global profiler state");
     auto popped = prof::ProfilerStateBase::pop(/*global=*/true);

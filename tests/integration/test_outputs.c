@@ -91,7 +91,7 @@ static void profiled_output_equals_unprofiled(void **state) {
 }
 
 static const out_case k_cases[] = {
-    {"resnet18", LP_MODE_HOOKS}, {"resnet18", LP_MODE_GRAPH},       {"lstm_cell", LP_MODE_HOOKS},
+    {"resnet18", LP_MODE_HOOKS},  {"resnet18", LP_MODE_GRAPH},    {"lstm_cell", LP_MODE_HOOKS},
     {"lstm_cell", LP_MODE_GRAPH}, {"transformer", LP_MODE_HOOKS}, {"transformer", LP_MODE_GRAPH},
 };
 #define N_CASES (sizeof k_cases / sizeof k_cases[0])

@@ -2,8 +2,8 @@
  *
  * One model profiled over and over (open, run one iteration, check, close), N times: every session
  * gives the eager call counts of models/nested.counts.json, and, run under ASan/LSan (the
- * sanitizer build), nothing leaks. N is the first argument (default 1000); CTest passes a smaller
- * one in the sanitizer build (tests/integration/reliability.cmake). Also: two sessions open at
+ * sanitizer build), nothing leaks. N is the first argument (default 1000; CTest passes the cache
+ * variable LP_SESSIONS_LOOP, see tests/integration/reliability.cmake). Also: two sessions open at
  * once and run in turns, and the hooks and the graph mode one after another in one process (the
  * executor mode is libtorch's per-thread state, set anew by each session). */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
@@ -64,7 +64,8 @@ static void check_calls(lp_session *s, uint64_t iterations, int exact, long loop
     }
     lp_run_info info;
     assert_int_equal(lp_session_run_info(s, &info), LP_OK);
-    if (info.dropped) fail_msg("loop %ld: %llu events dropped", loop, (unsigned long long)info.dropped);
+    if (info.dropped)
+        fail_msg("loop %ld: %llu events dropped", loop, (unsigned long long)info.dropped);
 }
 
 /* Resident memory in KiB (0 when /proc is not there). */

@@ -76,8 +76,8 @@ static int child(const char *model, const char *mode, int threads) {
 static char *run_child(const char *model, const char *mode, int threads) {
     char threads_arg[16];
     snprintf(threads_arg, sizeof threads_arg, "%d", threads);
-    char *const argv[] = {"test_threads", "--child", (char *)model, (char *)mode, threads_arg,
-                          NULL};
+    char *const argv[] = {"test_threads", "--child",   (char *)model,
+                          (char *)mode,   threads_arg, NULL};
     int fds[2];
     assert_int_equal(pipe(fds), 0);
     posix_spawn_file_actions_t fa;
@@ -205,12 +205,13 @@ static void forked_calls_equal_the_eager_counts(void **state) {
 }
 
 int main(int argc, char **argv) {
-    if (argc == 5 && strcmp(argv[1], "--child") == 0)
-        return child(argv[2], argv[3], atoi(argv[4]));
+    if (argc == 5 && strcmp(argv[1], "--child") == 0) return child(argv[2], argv[3], atoi(argv[4]));
 
-    static const threads_case k_threads[] = {
-        {"resnet18", "hooks"}, {"resnet18", "graph"}, {"transformer", "hooks"},
-        {"transformer", "graph"}, {"nested", "hooks"}};
+    static const threads_case k_threads[] = {{"resnet18", "hooks"},
+                                             {"resnet18", "graph"},
+                                             {"transformer", "hooks"},
+                                             {"transformer", "graph"},
+                                             {"nested", "hooks"}};
     static const lp_mode k_modes[] = {LP_MODE_HOOKS, LP_MODE_GRAPH};
     enum { N_THREADS = sizeof k_threads / sizeof k_threads[0] };
     struct CMUnitTest tests[N_THREADS + 2];
