@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "node_info.h"
 #include "export.h"
 
 struct lp_report {
@@ -290,52 +291,10 @@ int lp_report_node_count(const lp_report *r, size_t *out) {
     return LP_OK;
 }
 
-static void fill_mem(const lp_tree *t, const lp_figures *f, int dev, lp_node_mem *out) {
-    const lp_mem_stats *m = &f->mem[dev];
-    memset(out, 0, sizeof *out);
-    out->recorded = t->has_memory[dev];
-    out->retained = lp_stat_mean(&m->retained);
-    out->self_retained = lp_stat_mean(&m->self_retained);
-    out->peak = lp_stat_mean(&m->peak);
-    out->net = lp_stat_mean(&m->net);
-    out->retained_min = m->retained.min;
-    out->retained_max = m->retained.max;
-    out->peak_min = m->peak.min;
-    out->peak_max = m->peak.max;
-    out->net_min = m->net.min;
-    out->net_max = m->net.max;
-}
 
 int lp_report_node(const lp_report *r, size_t index, lp_node_info *out) {
     if (!r || !out) return lp_error_set(LP_ERR_INVALID, "lp_report_node: NULL argument");
-    const lp_tree *t = &r->tree;
-    if (index >= t->n_nodes)
-        return lp_error_set(LP_ERR_INVALID, "node %zu out of range (%zu nodes)", index, t->n_nodes);
-    const lp_tree_node *n = &t->nodes[index];
-    uint64_t it = t->iterations;
-    double dit = it ? (double)it : 1.0;
-    memset(out, 0, sizeof *out);
-    out->path = n->path;
-    out->name = n->name;
-    out->class_name = n->class_name;
-    out->parent = n->parent;
-    out->depth = n->depth;
-    out->selected = n->selected;
-    out->raw_calls = n->fig.calls;
-    out->raw_total_ns = n->fig.total_ns;
-    out->raw_self_ns = n->fig.self_ns;
-    out->iterations = it;
-    out->calls = it ? (double)n->fig.calls / dit : 0;
-    out->total_ns = it ? (double)n->fig.total_ns / dit : 0;
-    out->self_ns = it ? (double)n->fig.self_ns / dit : 0;
-    fill_mem(t, &n->fig, LP_DEV_CPU, &out->cpu_mem);
-    fill_mem(t, &n->fig, LP_DEV_CUDA, &out->cuda_mem);
-    out->cuda_recorded = t->has_cuda_time;
-    out->raw_cuda_self_ns = n->fig.cuda_self_ns;
-    out->raw_cuda_total_ns = n->fig.cuda_total_ns;
-    out->cuda_self_ns = it ? (double)n->fig.cuda_self_ns / dit : 0;
-    out->cuda_total_ns = it ? (double)n->fig.cuda_total_ns / dit : 0;
-    return LP_OK;
+    return lp_tree_node_info(&r->tree, index, out, "lp_report_node");
 }
 
 int lp_report_find(const lp_report *r, const char *path, size_t *out) {

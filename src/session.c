@@ -13,6 +13,7 @@
 #include "collector.h"
 #include "cupti_collector.h"
 #include "error.h"
+#include "node_info.h"
 #include "export.h"
 #include "layerprof.h"
 #include "lp_shim.h"
@@ -595,50 +596,10 @@ int lp_session_node_count(const lp_session *s, size_t *out) {
     return LP_OK;
 }
 
-static void fill_mem(const lp_tree *t, const lp_figures *f, int dev, lp_node_mem *out) {
-    const lp_mem_stats *m = &f->mem[dev];
-    memset(out, 0, sizeof *out);
-    out->recorded = t->has_memory[dev];
-    out->retained = lp_stat_mean(&m->retained);
-    out->self_retained = lp_stat_mean(&m->self_retained);
-    out->peak = lp_stat_mean(&m->peak);
-    out->net = lp_stat_mean(&m->net);
-    out->retained_min = m->retained.min;
-    out->retained_max = m->retained.max;
-    out->peak_min = m->peak.min;
-    out->peak_max = m->peak.max;
-    out->net_min = m->net.min;
-    out->net_max = m->net.max;
-}
 
 int lp_session_node(const lp_session *s, size_t index, lp_node_info *out) {
     if (!s || !out) return lp_error_set(LP_ERR_INVALID, "lp_session_node: NULL argument");
-    if (index >= s->tree.n_nodes)
-        return lp_error_set(LP_ERR_INVALID, "node %zu out of range (%zu nodes)", index,
-                            s->tree.n_nodes);
-    const lp_tree_node *n = &s->tree.nodes[index];
-    uint64_t it = s->tree.iterations;
-    out->path = n->path;
-    out->name = n->name;
-    out->class_name = n->class_name;
-    out->parent = n->parent;
-    out->depth = n->depth;
-    out->selected = n->selected;
-    out->raw_calls = n->fig.calls;
-    out->raw_total_ns = n->fig.total_ns;
-    out->raw_self_ns = n->fig.self_ns;
-    out->iterations = it;
-    out->calls = it ? (double)n->fig.calls / (double)it : 0;
-    out->total_ns = it ? (double)n->fig.total_ns / (double)it : 0;
-    out->self_ns = it ? (double)n->fig.self_ns / (double)it : 0;
-    fill_mem(&s->tree, &n->fig, LP_DEV_CPU, &out->cpu_mem);
-    fill_mem(&s->tree, &n->fig, LP_DEV_CUDA, &out->cuda_mem);
-    out->cuda_recorded = s->tree.has_cuda_time;
-    out->raw_cuda_self_ns = n->fig.cuda_self_ns;
-    out->raw_cuda_total_ns = n->fig.cuda_total_ns;
-    out->cuda_self_ns = it ? (double)n->fig.cuda_self_ns / (double)it : 0;
-    out->cuda_total_ns = it ? (double)n->fig.cuda_total_ns / (double)it : 0;
-    return LP_OK;
+    return lp_tree_node_info(&s->tree, index, out, "lp_session_node");
 }
 
 int lp_session_find(const lp_session *s, const char *path, size_t *out) {
@@ -679,8 +640,8 @@ int lp_session_op(const lp_session *s, size_t index, lp_op_info *out) {
     out->calls = it ? (double)o->fig.calls / (double)it : 0;
     out->total_ns = it ? (double)o->fig.total_ns / (double)it : 0;
     out->self_ns = it ? (double)o->fig.self_ns / (double)it : 0;
-    fill_mem(t, &o->fig, LP_DEV_CPU, &out->cpu_mem);
-    fill_mem(t, &o->fig, LP_DEV_CUDA, &out->cuda_mem);
+    lp_node_mem_fill(t, &o->fig, LP_DEV_CPU, &out->cpu_mem);
+    lp_node_mem_fill(t, &o->fig, LP_DEV_CUDA, &out->cuda_mem);
     return LP_OK;
 }
 

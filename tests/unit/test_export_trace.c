@@ -147,7 +147,9 @@ static void spans_nest_per_thread_and_match_the_tree_totals(void **state) {
     }
     assert_int_equal(lp_collector_finish(c), LP_OK);
     const lp_timeline *tl = lp_collector_timeline(c);
-    assert_int_equal(tl->n_threads, 1 + 2 * 3); /* new threads each forward: new slots */
+    /* The two workers of a forward run at once, so each forward needs 1 + 2 states; a joined
+     * thread's id may be recycled by the next forward's worker, which then reuses its state. */
+    assert_in_range(tl->n_threads, 1 + 2, 1 + 2 * 3);
     assert_int_equal(tl->lost_spans, 0);
 
     /* Per thread, in the timeline's order: every span lies within the innermost open one. */

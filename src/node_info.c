@@ -1,0 +1,53 @@
+/* node_info.c: see node_info.h. */
+#include "node_info.h"
+
+#include <string.h>
+
+#include "error.h"
+
+void lp_node_mem_fill(const lp_tree *t, const lp_figures *f, int dev, lp_node_mem *out) {
+    const lp_mem_stats *m = &f->mem[dev];
+    memset(out, 0, sizeof *out);
+    out->recorded = t->has_memory[dev];
+    out->retained = lp_stat_mean(&m->retained);
+    out->self_retained = lp_stat_mean(&m->self_retained);
+    out->peak = lp_stat_mean(&m->peak);
+    out->net = lp_stat_mean(&m->net);
+    out->retained_min = m->retained.min;
+    out->retained_max = m->retained.max;
+    out->peak_min = m->peak.min;
+    out->peak_max = m->peak.max;
+    out->net_min = m->net.min;
+    out->net_max = m->net.max;
+}
+
+int lp_tree_node_info(const lp_tree *t, size_t index, lp_node_info *out, const char *caller) {
+    if (index >= t->n_nodes)
+        return lp_error_set(LP_ERR_INVALID, "%s: node %zu out of range (%zu nodes)", caller, index,
+                            t->n_nodes);
+    const lp_tree_node *n = &t->nodes[index];
+    uint64_t it = t->iterations;
+    double per = it ? 1.0 / (double)it : 0.0; /* no iteration: every mean is 0 */
+    memset(out, 0, sizeof *out);
+    out->path = n->path;
+    out->name = n->name;
+    out->class_name = n->class_name;
+    out->parent = n->parent;
+    out->depth = n->depth;
+    out->selected = n->selected;
+    out->raw_calls = n->fig.calls;
+    out->raw_total_ns = n->fig.total_ns;
+    out->raw_self_ns = n->fig.self_ns;
+    out->iterations = it;
+    out->calls = (double)n->fig.calls * per;
+    out->total_ns = (double)n->fig.total_ns * per;
+    out->self_ns = (double)n->fig.self_ns * per;
+    lp_node_mem_fill(t, &n->fig, LP_DEV_CPU, &out->cpu_mem);
+    lp_node_mem_fill(t, &n->fig, LP_DEV_CUDA, &out->cuda_mem);
+    out->cuda_recorded = t->has_cuda_time;
+    out->raw_cuda_self_ns = n->fig.cuda_self_ns;
+    out->raw_cuda_total_ns = n->fig.cuda_total_ns;
+    out->cuda_self_ns = (double)n->fig.cuda_self_ns * per;
+    out->cuda_total_ns = (double)n->fig.cuda_total_ns * per;
+    return LP_OK;
+}

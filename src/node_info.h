@@ -1,0 +1,18 @@
+/* node_info.h: the public view (lp_node_info) of a tree node, the same for a live session and a
+ * report read back from JSON. */
+#ifndef LP_NODE_INFO_H
+#define LP_NODE_INFO_H
+
+#include <stddef.h>
+
+#include "layerprof.h"
+#include "tree.h"
+
+/* Fills `out` for node `index` of `t`: raw sums, per-iteration means, memory, CUDA time. Strings
+ * are borrowed from the tree. LP_ERR_INVALID (named after `caller`) when index is out of range. */
+int lp_tree_node_info(const lp_tree *t, size_t index, lp_node_info *out, const char *caller);
+
+/* One device's memory figures of `f` (means per call, min and max). */
+void lp_node_mem_fill(const lp_tree *t, const lp_figures *f, int dev, lp_node_mem *out);
+
+#endif
