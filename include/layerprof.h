@@ -342,7 +342,7 @@ int lp_session_op(const lp_session *session, size_t index, lp_op_info *out);
 /* What a run did, beyond the tree. */
 typedef struct lp_run_info {
     uint64_t iterations;  /* profiled forwards so far */
-    uint64_t driver_ns;   /* the driver's own wall time around those forwards, summed */
+    uint64_t driver_ns;   /* the driver's own wall time of those forward calls, summed */
     uint64_t events;      /* events delivered to the core */
     uint64_t dropped;     /* events the core could not use (see the report's notes) */
     uint64_t graph_sites_resolved; /* graph mode: op sites resolved through the call stack */

@@ -62,6 +62,11 @@ void lps_inputs_free(lps_inputs *in);
 /* Runs forward once under inference mode, discarding the output. Waits for the device. */
 int lps_forward(lps_model *m, lps_inputs *in);
 
+/* Wall time of the last forward call itself (lps_forward or lps_forward_output): from the call into
+ * TorchScript until it and the tasks it forked were done, without the shim's setup around it or the
+ * device synchronisation after it. The driver's own timing of the forward. */
+uint64_t lps_last_forward_ns(const lps_model *m);
+
 /* Runs forward once and copies the output's bytes (a tensor, or the tensors of a tuple/list, in
  * order) into a buffer the caller frees with free(). For checking that profiling changes nothing.
  */

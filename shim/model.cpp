@@ -17,6 +17,7 @@
 #include <mutex>
 #include <new>
 
+#include "../src/clock.h"
 #include "shim_internal.hpp"
 
 namespace {
@@ -356,6 +357,9 @@ static c10::IValue run_forward(lps_model *m, lps_inputs *in) {
         tasks->closed = true;
         tasks->queue.clear(); // after an error: what is left belongs to the failed forward
     };
+    // The driver's own timing of the forward call: from the call into TorchScript until it and its
+    // tasks are done. Setting up the call (above) is layerprof's, not the model's.
+    uint64_t t0 = lp_now_ns();
     auto future = fn.runAsync(stack, launcher);
     future->addCallback([tasks](c10::ivalue::Future &) {
         std::lock_guard<std::mutex> lock(tasks->mu);
@@ -380,7 +384,12 @@ static c10::IValue run_forward(lps_model *m, lps_inputs *in) {
         }
     }
     close();
+    m->last_forward_ns = lp_now_ns() - t0;
     return future->value(); // rethrows the forward's error
+}
+
+uint64_t lps_last_forward_ns(const lps_model *m) {
+    return m ? m->last_forward_ns : 0;
 }
 
 int lps_forward(lps_model *m, lps_inputs *in) {

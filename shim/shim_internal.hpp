@@ -67,6 +67,7 @@ struct lps_model {
     std::unique_ptr<c10::DebugInfoGuard> reporter_guard;
     std::vector<lps::OpSite> sites; // graph mode: top-level op position -> module
     uint64_t sites_resolved = 0, sites_hit = 0;
+    uint64_t last_forward_ns = 0; // the last forward call's wall time (lps_last_forward_ns)
 };
 
 struct lps_inputs {

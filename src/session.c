@@ -442,17 +442,15 @@ int lp_session_run(lp_session *s) {
     for (int i = 0; i < s->opts.iterations; i++) {
         int tracing = s->trace_done < trace_cap;
         lp_collector_set_tracing(s->collector, tracing);
-        uint64_t t0 = lp_now_ns();
         rc = s->capture ? lps_forward_output(s->model, s->tensors, &s->capture_bytes,
                                              &s->capture_size)
                         : lps_forward(s->model, s->tensors);
-        uint64_t t1 = lp_now_ns();
         if (rc) {
             rc = shim_error(rc);
             lp_collector_reset_stacks(s->collector);
             break;
         }
-        s->driver_ns += t1 - t0;
+        s->driver_ns += lps_last_forward_ns(s->model);
         lp_collector_count_iteration(s->collector);
         s->trace_done += tracing;
         progress(s, LP_PHASE_PROFILE, i + 1, s->opts.iterations);
