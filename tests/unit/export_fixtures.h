@@ -10,6 +10,8 @@
 #include <stdint.h>
 
 #include <cmocka.h>
+
+#include "golden.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -139,34 +141,9 @@ static inline char *fx_close(FILE *f) {
     return text;
 }
 
-static inline char *fx_read_file(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    char *text = fx_slurp(f);
-    fclose(f);
-    return text;
-}
 
-static inline void fx_golden(const char *name, const char *actual) {
-    char path[1024];
-    snprintf(path, sizeof path, "%s/%s", LP_GOLDEN_DIR, name);
-    const char *update = getenv("LP_UPDATE_GOLDEN");
-    if (update && strcmp(update, "1") == 0) {
-        FILE *f = fopen(path, "wb");
-        assert_non_null(f);
-        fputs(actual, f);
-        fclose(f);
-        return;
-    }
-    char *expected = fx_read_file(path);
-    if (!expected) fail_msg("missing golden file %s (LP_UPDATE_GOLDEN=1 writes it)", path);
-    if (strcmp(expected, actual) != 0) {
-        fprintf(stderr, "--- expected %s\n%s--- actual\n%s---\n", path, expected, actual);
-        free(expected);
-        fail_msg("output differs from %s", name);
-    }
-    free(expected);
-}
+
+/* The shared golden comparison, under the name these tests use. */
+#define fx_golden assert_golden
 
 #endif

@@ -11,6 +11,8 @@
 #include <stdint.h>
 
 #include <cmocka.h>
+
+#include "golden.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,19 +26,6 @@
 /* Golden files ----------------------------------------------------------------------------------
  */
 
-static char *read_file(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    rewind(f);
-    char *text = malloc((size_t)n + 1);
-    assert_non_null(text);
-    assert_int_equal(fread(text, 1, (size_t)n, f), (size_t)n);
-    text[n] = '\0';
-    fclose(f);
-    return text;
-}
 
 static char *render(const lp_tree *t, const lp_render_opts *ro) {
     FILE *f = tmpfile();
@@ -53,26 +42,6 @@ static char *render(const lp_tree *t, const lp_render_opts *ro) {
     return text;
 }
 
-static void assert_golden(const char *name, const char *actual) {
-    char path[1024];
-    snprintf(path, sizeof path, "%s/%s", LP_GOLDEN_DIR, name);
-    const char *update = getenv("LP_UPDATE_GOLDEN");
-    if (update && strcmp(update, "1") == 0) {
-        FILE *f = fopen(path, "wb");
-        assert_non_null(f);
-        fputs(actual, f);
-        fclose(f);
-        return;
-    }
-    char *expected = read_file(path);
-    if (!expected) fail_msg("missing golden file %s (LP_UPDATE_GOLDEN=1 writes it)", path);
-    if (strcmp(expected, actual) != 0) {
-        fprintf(stderr, "--- expected %s\n%s--- actual\n%s---\n", path, expected, actual);
-        free(expected);
-        fail_msg("output differs from %s", name);
-    }
-    free(expected);
-}
 
 /* The model ------------------------------------------------------------------------------------ */
 
