@@ -9,8 +9,8 @@
  *    On failure, `lp_error_last()` returns a one-line message describing the cause. The message is
  *    thread-local and valid until the next layerprof call on the same thread.
  *  - Ownership: a pointer handed back through an out parameter (`**out`) belongs to the caller and
- *    says which function frees it. A pointer returned directly is borrowed from its parent handle and
- *    lives as long as that handle (or until the next call that says it invalidates it).
+ *    says which function frees it. A pointer returned directly is borrowed from its parent handle
+ * and lives as long as that handle (or until the next call that says it invalidates it).
  *  - Strings passed in are borrowed for the duration of the call unless a comment says otherwise.
  *    `lp_options` is a plain struct of borrowed pointers: whatever it points to must outlive every
  *    call that is given the struct (lp_session_open copies what it keeps).
@@ -121,7 +121,7 @@ const char *lp_dtype_name(lp_dtype dtype);
 
 typedef enum lp_mode {
     LP_MODE_HOOKS = 0, /* TorchScript optimizer off: true module entry/exit for every module */
-    LP_MODE_GRAPH      /* optimised graph: ops attributed to modules through the inlined call stack */
+    LP_MODE_GRAPH /* optimised graph: ops attributed to modules through the inlined call stack */
 } lp_mode;
 
 typedef enum lp_units { LP_UNITS_AUTO = 0, LP_UNITS_US, LP_UNITS_MS, LP_UNITS_S } lp_units;
@@ -132,7 +132,8 @@ typedef enum lp_format {
     LP_FORMAT_CSV,      /* one row per module and op row, with full paths (RFC 4180) */
     LP_FORMAT_MARKDOWN, /* a GitHub pipe table, the tree shown by indentation */
     LP_FORMAT_TRACE,    /* Chrome Trace Event Format (Perfetto, chrome://tracing): a timeline */
-    LP_FORMAT_HTML      /* one self-contained page: icicle view of the tree, memory view */
+    LP_FORMAT_HTML,     /* one self-contained page: icicle view of the tree, memory view */
+    LP_FORMAT_SUMMARY   /* torchtimer's pasteable markdown table, one per context of regions */
 } lp_format;
 
 /* The format's name: "tree", "json", "csv", "markdown", "trace", "html"; NULL when unknown.
@@ -168,6 +169,27 @@ typedef struct lp_progress {
     int total; /* forwards of this phase asked for */
 } lp_progress;
 typedef void (*lp_progress_fn)(const lp_progress *progress, void *payload);
+
+/* torch.profiler's schedule, in steps (profiled iterations, or lp_session_step calls): `wait`
+ * steps unprofiled, `warmup` steps profiled and discarded, `active` steps recorded; the cycle then
+ * completes (lp_options.on_cycle, and outputs whose file name holds "%d") and starts again,
+ * `repeat` times (0: until the end). All 0 (the default): every step is recorded, no cycles. */
+typedef struct lp_schedule {
+    int wait, warmup, active, repeat;
+} lp_schedule;
+
+/* Parses "wait=1,warmup=1,active=3,repeat=2" (keys in any order, each at most once; missing keys
+ * are 0; active must be at least 1). */
+int lp_schedule_parse(const char *text, lp_schedule *out);
+
+/* Writes "wait=W,warmup=N,active=A,repeat=R", like snprintf: returns the length needed. */
+int lp_schedule_format(const lp_schedule *schedule, char *buf, size_t size);
+
+typedef struct lp_session lp_session;
+
+/* Called on the driving thread when a schedule cycle completes (cycles count from 1). The session
+ * then holds that cycle's figures: read or render them here. */
+typedef void (*lp_cycle_fn)(lp_session *session, int cycle, void *payload);
 
 #define LP_OPTIONS_VERSION 1
 
@@ -223,6 +245,13 @@ typedef struct lp_options {
      * (the default) keeps the library quiet; the CLI prints a line on a terminal. */
     lp_progress_fn progress;
     void *progress_payload;
+
+    /* Steps recorded in cycles (see lp_schedule); all 0: no schedule. */
+    lp_schedule schedule;
+    lp_cycle_fn on_cycle; /* NULL: none */
+    void *on_cycle_payload;
+
+    int summary; /* the CLI prints LP_FORMAT_SUMMARY after the tree (lp_session_write_outputs) */
 } lp_options;
 
 /* Fills `opts` with the defaults. */
@@ -233,8 +262,6 @@ int lp_options_validate(const lp_options *opts);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Sessions                                                                                    */
-
-typedef struct lp_session lp_session;
 
 /* Loads the model and prepares the inputs. The session copies everything it keeps from `opts`.
  * On success *out must be released with lp_session_close. */
@@ -262,17 +289,66 @@ int lp_session_forward_output(lp_session *session, int profiled, void **bytes, s
 void lp_session_close(lp_session *session);
 
 /* ------------------------------------------------------------------------------------------ */
+/* Regions, contexts and steps: profiling a program's own loop (docs/regions.md)               */
+
+/* Runs one profiled forward on the session's inputs, without warm-up, inside the regions open on
+ * the calling thread: its modules appear under the innermost one. It does not count an
+ * iteration: lp_session_step does. Unprofiled when the session or the region's context is
+ * disabled, or the schedule is waiting. `output` NULL discards the output; otherwise *output
+ * receives its bytes as lp_session_forward_output gives them (release with free()). */
+int lp_session_forward(lp_session *session, void **output, size_t *output_size);
+
+/* Copies plain data into input `index` (0-based, in the order of lp_options.inputs): `bytes` must
+ * be exactly the input's size in its dtype, row-major. For feeding the program's own data. */
+int lp_session_set_input(lp_session *session, size_t index, const void *data, size_t bytes);
+
+/* Opens region `name` on the calling thread, inside the innermost open region, or at the top of
+ * context "main" when none is open. Regions nest; each (parent, name) is one node of the tree.
+ * Cheap: no allocation once the region was seen, no lock, no string built. */
+int lp_region_begin(lp_session *session, const char *name);
+
+/* The same, in `context` (torchtimer's create_context): a top-level group of regions. Inside an
+ * open region it must name that region's context. */
+int lp_region_begin_in(lp_session *session, const char *context, const char *name);
+
+/* Closes the innermost region open on the calling thread, which must be `name` (NULL: whichever
+ * it is). LP_ERR_STATE, with a message naming both, when none is open or the names differ. */
+int lp_region_end(lp_session *session, const char *name);
+
+/* Marks the end of one iteration of the program's loop: counts it, and moves the schedule on
+ * (which may complete a cycle). lp_session_run counts its own forwards: do not mix the two. */
+int lp_session_step(lp_session *session);
+
+/* Turns recording on or off (torchtimer's enable/disable). Off, regions cost a push and a pop
+ * and forwards run unprofiled. Regions already open keep their state until they end. */
+int lp_session_enable(lp_session *session, int enabled);
+
+/* The same for one context (torchtimer's enable_context/disable_context); the context need not
+ * exist yet. */
+int lp_context_enable(lp_session *session, const char *context, int enabled);
+
+/* ------------------------------------------------------------------------------------------ */
 /* Reading the report                                                                          */
 
 /* Memory figures of one node on one device, per call, in bytes (see the README's "Memory"). */
 typedef struct lp_node_mem {
-    int recorded;               /* 1 when memory was profiled on this device */
-    double retained;            /* mean: allocated in the call (children included), alive at exit */
-    double self_retained;       /* mean: the same, without what child modules allocated */
-    double peak;                /* mean: most of the call's own allocations alive at once */
-    double net;                 /* mean: allocated minus freed during the call */
+    int recorded;         /* 1 when memory was profiled on this device */
+    double retained;      /* mean: allocated in the call (children included), alive at exit */
+    double self_retained; /* mean: the same, without what child modules allocated */
+    double peak;          /* mean: most of the call's own allocations alive at once */
+    double net;           /* mean: allocated minus freed during the call */
     int64_t retained_min, retained_max, peak_min, peak_max, net_min, net_max;
 } lp_node_mem;
+
+/* What a node of the tree is. Without regions every node is a module. With regions the root is
+ * the session, its children the contexts, theirs the regions, and the modules of forwards run in
+ * a region hang under it. */
+typedef enum lp_node_kind {
+    LP_NODE_MODULE = 0,
+    LP_NODE_REGION,
+    LP_NODE_CONTEXT,
+    LP_NODE_SESSION
+} lp_node_kind;
 
 /* One node (module) of the finished tree. Pointers are borrowed from the session.
  * Times are per iteration (raw sum / iterations); raw sums are kept alongside. */
@@ -297,6 +373,12 @@ typedef struct lp_node_info {
     uint64_t raw_cuda_total_ns; /* the same for its whole subtree */
     double cuda_self_ns;        /* raw_cuda_self_ns / iterations */
     double cuda_total_ns;       /* raw_cuda_total_ns / iterations */
+    lp_node_kind kind;
+    /* Per-call inclusive time over raw_calls calls, computed online (Welford): 0 without calls;
+     * time_std_ns is the sample standard deviation, 0 with fewer than 2 calls. */
+    double time_mean_ns, time_std_ns;
+    uint64_t time_min_ns, time_max_ns;
+    double share; /* total / the total of its context (the root's without regions), 0..1 */
 } lp_node_info;
 
 /* The number of nodes in the module tree (named_modules() order, root first). */
@@ -316,18 +398,18 @@ int lp_session_is_frozen(const lp_session *session);
  * are counted in the module they ran in, never in its ancestors. Pointers are borrowed from the
  * session. Times are per iteration, with the raw sums alongside, as in lp_node_info. */
 typedef struct lp_op_info {
-    int module;             /* index of the module node the op ran in */
-    int parent_op;          /* index of the op row that called it, -1 when called by the module */
-    const char *name;       /* "aten::conv2d" */
-    const char *shapes;     /* options.shapes: "[1, 3, 224, 224], [64, 3, 11, 11], [64], []" (one
-                               entry per input, [] for non-tensors); NULL when not recorded */
-    uint64_t raw_calls;     /* calls over all iterations */
-    uint64_t raw_total_ns;  /* inclusive wall time over all iterations */
-    uint64_t raw_self_ns;   /* total minus the ops it called, over all iterations */
-    uint64_t iterations;    /* iterations aggregated */
-    double calls;           /* raw_calls / iterations */
-    double total_ns;        /* raw_total_ns / iterations */
-    double self_ns;         /* raw_self_ns / iterations */
+    int module;            /* index of the module node the op ran in */
+    int parent_op;         /* index of the op row that called it, -1 when called by the module */
+    const char *name;      /* "aten::conv2d" */
+    const char *shapes;    /* options.shapes: "[1, 3, 224, 224], [64, 3, 11, 11], [64], []" (one
+                              entry per input, [] for non-tensors); NULL when not recorded */
+    uint64_t raw_calls;    /* calls over all iterations */
+    uint64_t raw_total_ns; /* inclusive wall time over all iterations */
+    uint64_t raw_self_ns;  /* total minus the ops it called, over all iterations */
+    uint64_t iterations;   /* iterations aggregated */
+    double calls;          /* raw_calls / iterations */
+    double total_ns;       /* raw_total_ns / iterations */
+    double self_ns;        /* raw_self_ns / iterations */
     lp_node_mem cpu_mem;
     lp_node_mem cuda_mem;
 } lp_op_info;
@@ -341,10 +423,10 @@ int lp_session_op(const lp_session *session, size_t index, lp_op_info *out);
 
 /* What a run did, beyond the tree. */
 typedef struct lp_run_info {
-    uint64_t iterations;  /* profiled forwards so far */
-    uint64_t driver_ns;   /* the driver's own wall time of those forward calls, summed */
-    uint64_t events;      /* events delivered to the core */
-    uint64_t dropped;     /* events the core could not use (see the report's notes) */
+    uint64_t iterations;           /* profiled forwards so far */
+    uint64_t driver_ns;            /* the driver's own wall time of those forward calls, summed */
+    uint64_t events;               /* events delivered to the core */
+    uint64_t dropped;              /* events the core could not use (see the report's notes) */
     uint64_t graph_sites_resolved; /* graph mode: op sites resolved through the call stack */
     uint64_t graph_sites_hit;      /* graph mode: op sites served from the cache */
 } lp_run_info;

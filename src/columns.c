@@ -40,6 +40,46 @@ static int get_calls(const lp_figures *fig, double iterations, double *out) {
     return 1;
 }
 
+/* Per-call statistics of inclusive time (Welford, tree.h): per call, not per iteration, so they
+ * do not depend on how often a module runs in one forward. Blank without calls rather than a false
+ * 0, and the standard deviation needs two calls. */
+static int get_mean(const lp_figures *fig, double iterations, double *out) {
+    (void)iterations;
+    *out = fig->time.mean;
+    return fig->time.n > 0;
+}
+
+static int get_min(const lp_figures *fig, double iterations, double *out) {
+    (void)iterations;
+    *out = (double)fig->time.min;
+    return fig->time.n > 0;
+}
+
+static int get_max(const lp_figures *fig, double iterations, double *out) {
+    (void)iterations;
+    *out = (double)fig->time.max;
+    return fig->time.n > 0;
+}
+
+static int get_std(const lp_figures *fig, double iterations, double *out) {
+    (void)iterations;
+    *out = lp_welford_std(&fig->time);
+    return fig->time.n > 1;
+}
+
+/* % Total: the row's total against its context's (lp_tree_set_shares). Both are raw sums over the
+ * same iterations, so the ratio is the per-iteration one. Rows with no base ("(self)", Total, a
+ * tree whose shares were never set) stay blank. */
+static int get_share(const lp_figures *fig, double iterations, double *out) {
+    (void)iterations;
+    if (fig->share_base_ns == 0) {
+        *out = 0.0;
+        return 0;
+    }
+    *out = 100.0 * (double)fig->total_ns / (double)fig->share_base_ns;
+    return 1;
+}
+
 #define MEM_GETTER(fn, dev, stat)                                                                  \
     static int fn(const lp_figures *fig, double iterations, double *out) {                         \
         (void)iterations;                                                                          \
@@ -73,6 +113,12 @@ static int fmt_calls(double v, lp_units units, char *buf, size_t size) {
     return snprintf(buf, size, "%.2f", v);
 }
 
+/* "49.51%": the value is already a percentage. */
+static int fmt_percent(double v, lp_units units, char *buf, size_t size) {
+    (void)units;
+    return snprintf(buf, size, "%.2f%%", v);
+}
+
 /* The table ------------------------------------------------------------------------------------ */
 
 #define TIME LP_COLGRP_TIME
@@ -81,21 +127,27 @@ static int fmt_calls(double v, lp_units units, char *buf, size_t size) {
 #define CUDA_MEM LP_NEED_CUDA_MEM
 #define CUDA_TIME LP_NEED_CUDA_TIME
 
-/* torchprof's order; the default set is every is_default entry whose needs the tree meets. */
+/* torchprof's order, then the per-call statistics (not in the default set); the default set is
+ * every is_default entry whose needs the tree meets. */
 static const lp_column columns[] = {
-    {"self_cpu", "Self CPU total", TIME, 0, 1, get_self_cpu, fmt_time},
-    {"cpu_total", "CPU total", TIME, 0, 1, get_cpu_total, fmt_time},
-    {"self_cuda", "Self CUDA total", TIME, CUDA_TIME, 1, get_self_cuda, fmt_time},
-    {"cuda_total", "CUDA total", TIME, CUDA_TIME, 1, get_cuda_total, fmt_time},
-    {"self_cpu_mem", "Self CPU Mem", MEM, CPU_MEM, 1, get_self_cpu_mem, fmt_bytes},
-    {"cpu_mem", "CPU Mem", MEM, CPU_MEM, 1, get_cpu_mem, fmt_bytes},
-    {"peak_cpu_mem", "Peak CPU Mem", MEM, CPU_MEM, 1, get_peak_cpu_mem, fmt_bytes},
-    {"net_cpu_mem", "Net CPU Mem", MEM, CPU_MEM, 0, get_net_cpu_mem, fmt_bytes},
-    {"self_cuda_mem", "Self CUDA Mem", MEM, CUDA_MEM, 1, get_self_cuda_mem, fmt_bytes},
-    {"cuda_mem", "CUDA Mem", MEM, CUDA_MEM, 1, get_cuda_mem, fmt_bytes},
-    {"peak_cuda_mem", "Peak CUDA Mem", MEM, CUDA_MEM, 1, get_peak_cuda_mem, fmt_bytes},
-    {"net_cuda_mem", "Net CUDA Mem", MEM, CUDA_MEM, 0, get_net_cuda_mem, fmt_bytes},
-    {"calls", "Number of Calls", LP_COLGRP_CALLS, 0, 1, get_calls, fmt_calls},
+    {"self_cpu", "Self CPU total", TIME, 0, 1, "_ns", get_self_cpu, fmt_time},
+    {"cpu_total", "CPU total", TIME, 0, 1, "_ns", get_cpu_total, fmt_time},
+    {"self_cuda", "Self CUDA total", TIME, CUDA_TIME, 1, "_ns", get_self_cuda, fmt_time},
+    {"cuda_total", "CUDA total", TIME, CUDA_TIME, 1, "_ns", get_cuda_total, fmt_time},
+    {"self_cpu_mem", "Self CPU Mem", MEM, CPU_MEM, 1, "_bytes", get_self_cpu_mem, fmt_bytes},
+    {"cpu_mem", "CPU Mem", MEM, CPU_MEM, 1, "_bytes", get_cpu_mem, fmt_bytes},
+    {"peak_cpu_mem", "Peak CPU Mem", MEM, CPU_MEM, 1, "_bytes", get_peak_cpu_mem, fmt_bytes},
+    {"net_cpu_mem", "Net CPU Mem", MEM, CPU_MEM, 0, "_bytes", get_net_cpu_mem, fmt_bytes},
+    {"self_cuda_mem", "Self CUDA Mem", MEM, CUDA_MEM, 1, "_bytes", get_self_cuda_mem, fmt_bytes},
+    {"cuda_mem", "CUDA Mem", MEM, CUDA_MEM, 1, "_bytes", get_cuda_mem, fmt_bytes},
+    {"peak_cuda_mem", "Peak CUDA Mem", MEM, CUDA_MEM, 1, "_bytes", get_peak_cuda_mem, fmt_bytes},
+    {"net_cuda_mem", "Net CUDA Mem", MEM, CUDA_MEM, 0, "_bytes", get_net_cuda_mem, fmt_bytes},
+    {"calls", "Number of Calls", LP_COLGRP_CALLS, 0, 1, "", get_calls, fmt_calls},
+    {"mean", "Mean", TIME, 0, 0, "_ns", get_mean, fmt_time},
+    {"min", "Min", TIME, 0, 0, "_ns", get_min, fmt_time},
+    {"max", "Max", TIME, 0, 0, "_ns", get_max, fmt_time},
+    {"std", "Std", TIME, 0, 0, "_ns", get_std, fmt_time},
+    {"share", "% Total", TIME, 0, 0, "_pct", get_share, fmt_percent},
 };
 #define N_COLUMNS (sizeof columns / sizeof columns[0])
 

@@ -24,7 +24,7 @@ enum {
     LP_NEED_CUDA_TIME = 1u << 2 /* lp_tree.has_cuda_time (CUDA device, docs/cuda.md) */
 };
 
-/* The most columns one selection may list (the table has 13; repeats are allowed). */
+/* The most columns one selection may list (the table has 18; repeats are allowed). */
 #define LP_MAX_COLUMNS 32
 
 typedef struct lp_column {
@@ -33,8 +33,12 @@ typedef struct lp_column {
     unsigned group;     /* LP_COLGRP_* */
     unsigned needs;     /* LP_NEED_* bits; 0: always available */
     int is_default;     /* in the default set when its needs are met */
-    /* The per-iteration (times, calls) or per-call mean (memory) value of `fig`, measured over
-     * `iterations` forwards. Returns 1 and sets *out, or 0 when the figures hold no such value. */
+    /* What the unformatted value counts, as a suffix of the CSV header: "_ns", "_bytes", "_pct",
+     * or "" (calls). Not derived from `group`: % Total is a time column but not in ns. */
+    const char *unit;
+    /* The per-iteration (times, calls), per-call (memory, Mean/Min/Max/Std) or percentage (%
+     * Total) value of `fig`, measured over `iterations` forwards. Returns 1 and sets *out, or 0
+     * when the figures hold no such value (a blank cell). */
     int (*get)(const lp_figures *fig, double iterations, double *out);
     /* Formats a value from get(); returns the length as snprintf does. */
     int (*fmt)(double value, lp_units units, char *buf, size_t size);

@@ -61,6 +61,12 @@ int lp_render_trace(const lp_tree *tree, const lp_timeline *tl, const json_t *ru
 /* `tl` may be NULL or empty: the memory-over-time chart is then left out. */
 int lp_render_html(const lp_tree *tree, const lp_timeline *tl, const json_t *run, FILE *out);
 
+/* A node kind's name in the JSON report: "module", "region", "context", "session" (lp_node_kind);
+ * NULL when out of range. */
+const char *lp_node_kind_name(int kind);
+/* The reverse; LP_ERR_NOT_FOUND (no message set) for any other name. */
+int lp_node_kind_parse(const char *name, int *out);
+
 /* A module or op row label for CSV and markdown: "name" or "name [shapes]". Returns a malloc'ed
  * string (NULL when out of memory). */
 char *lp_export_op_label(const lp_tree *tree, int32_t op_row);

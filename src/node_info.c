@@ -21,6 +21,17 @@ void lp_node_mem_fill(const lp_tree *t, const lp_figures *f, int dev, lp_node_me
     out->net_max = m->net.max;
 }
 
+/* Per-call time statistics (0 without calls) and the share of the context's total. */
+static void time_fill(const lp_figures *f, lp_node_info *out) {
+    const lp_welford *w = &f->time;
+    out->time_mean_ns = w->n ? w->mean : 0.0;
+    out->time_std_ns = lp_welford_std(w);
+    out->time_min_ns = w->n ? w->min : 0;
+    out->time_max_ns = w->n ? w->max : 0;
+    /* No base: lp_tree_set_shares has not run, or the row has no context to be a share of. */
+    out->share = f->share_base_ns ? (double)f->total_ns / (double)f->share_base_ns : 0.0;
+}
+
 int lp_tree_node_info(const lp_tree *t, size_t index, lp_node_info *out, const char *caller) {
     if (index >= t->n_nodes)
         return lp_error_set(LP_ERR_INVALID, "%s: node %zu out of range (%zu nodes)", caller, index,
@@ -49,5 +60,7 @@ int lp_tree_node_info(const lp_tree *t, size_t index, lp_node_info *out, const c
     out->raw_cuda_total_ns = n->fig.cuda_total_ns;
     out->cuda_self_ns = (double)n->fig.cuda_self_ns * per;
     out->cuda_total_ns = (double)n->fig.cuda_total_ns * per;
+    out->kind = (lp_node_kind)n->kind;
+    time_fill(&n->fig, out);
     return LP_OK;
 }

@@ -8,8 +8,9 @@
 #include "layerprof.h"
 #include "tree.h"
 
-/* Fills `out` for node `index` of `t`: raw sums, per-iteration means, memory, CUDA time. Strings
- * are borrowed from the tree. LP_ERR_INVALID (named after `caller`) when index is out of range. */
+/* Fills `out` for node `index` of `t`: kind, raw sums, per-iteration means, memory, CUDA time,
+ * per-call time statistics and share. Strings are borrowed from the tree. LP_ERR_INVALID (named
+ * after `caller`) when index is out of range. */
 int lp_tree_node_info(const lp_tree *t, size_t index, lp_node_info *out, const char *caller);
 
 /* One device's memory figures of `f` (means per call, min and max). */

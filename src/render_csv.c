@@ -4,8 +4,9 @@
  * Rows follow the tree's order (a module, its op rows, then its child modules). Paths are full:
  * the dotted module path ("" for the root), and for op rows the module path, "/", and the chain of
  * op labels down to the row ("layer1.0.conv1/aten::conv2d/aten::convolution"). Values are the
- * columns' numbers unformatted: times in ns and calls per iteration, memory in bytes per call;
- * whole numbers print without decimals, others with three. Depth folding and sorting are display
+ * columns' numbers unformatted, the unit in the header ("cpu_total_ns"): times in ns and calls per
+ * iteration, memory in bytes per call, Mean/Min/Max/Std in ns per call, % Total in percent; whole
+ * numbers print without decimals, others with three. Depth folding and sorting are display
  * choices of the tree view and do not apply: a CSV holds every row. */
 #include <math.h>
 #include <stdlib.h>
@@ -104,20 +105,18 @@ int lp_render_csv(const lp_tree *t, const lp_render_opts *ro, FILE *out) {
     if ((rc = lp_columns_select(t, ro->columns, ro->n_columns, c.cols, &c.n_cols))) return rc;
 
     fputs("path,kind,name,class,depth", out);
-    for (size_t i = 0; i < c.n_cols; i++) {
-        unsigned g = c.cols[i]->group;
-        fprintf(out, ",%s%s", c.cols[i]->id,
-                g == LP_COLGRP_TIME  ? "_ns"
-                : g == LP_COLGRP_MEM ? "_bytes"
-                                     : "");
-    }
+    for (size_t i = 0; i < c.n_cols; i++)
+        fprintf(out, ",%s%s", c.cols[i]->id, c.cols[i]->unit);
     fputs("\r\n", out);
     int show_ops = ro->show_ops && t->has_ops;
     for (size_t i = 0; i < t->n_nodes && rc == LP_OK; i++) {
         const lp_tree_node *n = &t->nodes[i];
         if ((rc = set_path(&c, 0, n->path, ""))) break;
         unsigned groups = n->selected && n->fig.calls ? LP_COLGRP_ALL : 0;
-        put_row(&c, "module", n->name, n->class_name, n->depth, &n->fig, groups);
+        /* A context or the session is a group, never a call: only its times hold. */
+        if ((n->kind == LP_NODE_CONTEXT || n->kind == LP_NODE_SESSION) && n->fig.total_ns)
+            groups = LP_COLGRP_TIME;
+        put_row(&c, lp_node_kind_name(n->kind), n->name, n->class_name, n->depth, &n->fig, groups);
         if (show_ops && n->first_op >= 0)
             rc = put_ops(&c, n->first_op, strlen(c.path), n->depth + 1);
     }

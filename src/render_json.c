@@ -1,10 +1,14 @@
 /* render_json.c: the report as JSON (docs/json-schema.md), built with jansson.
  *
- * Integers only: raw sums, min/max and counts exactly as the tree holds them, plus the iteration
- * count, so a reader derives any mean itself and nothing is lost to float formatting. Keys are
- * added in one fixed order, which jansson keeps, so the same report always gives the same bytes
- * and a file read back (report_json.c) and written again is identical. */
+ * Integers wherever the tree holds integers: raw sums, min/max and counts exactly, plus the
+ * iteration count, so a reader derives any mean itself and nothing is lost to float formatting.
+ * The one exception is the per-call time accumulator's mean and m2 (Welford, tree.h), which are
+ * doubles in the tree: jansson prints reals with 17 significant digits, which strtod reads back
+ * to the same double, so they round-trip exactly too. Keys are added in one fixed order, which
+ * jansson keeps, so the same report always gives the same bytes and a file read back
+ * (report_json.c) and written again is identical. */
 #include <limits.h>
+#include <math.h>
 #include <string.h>
 
 #include "error.h"
@@ -24,6 +28,12 @@ static json_t *jint(int64_t v) {
 /* uint64 sums never reach 2^63 in practice (292 years of ns); saturate rather than wrap. */
 static json_t *juint(uint64_t v) {
     return json_integer(v > (uint64_t)LLONG_MAX ? LLONG_MAX : (json_int_t)v);
+}
+
+/* jansson refuses NaN and infinities; neither can come out of Welford on finite durations, but a
+ * corrupt accumulator must not make the whole report fail. */
+static json_t *jreal(double v) {
+    return json_real(isfinite(v) ? v : 0.0);
 }
 
 static json_t *jstr(const char *s) {
@@ -90,11 +100,46 @@ static json_t *stat_json(const lp_stat *s) {
     return o;
 }
 
-/* calls, total_ns, self_ns, the CUDA times when recorded, and "memory" per recorded device. */
+/* The Welford accumulator as the tree holds it, so merging read-back reports stays exact. */
+static json_t *welford_json(const lp_welford *w) {
+    int ok = 1;
+    json_t *o = json_object();
+    if (!o) return NULL;
+    put(o, "n", juint(w->n), &ok);
+    put(o, "mean_ns", jreal(w->mean), &ok);
+    put(o, "m2", jreal(w->m2), &ok);
+    put(o, "min_ns", juint(w->min), &ok);
+    put(o, "max_ns", juint(w->max), &ok);
+    if (!ok) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+static const char *const kind_names[] = {"module", "region", "context", "session"};
+#define N_KINDS (sizeof kind_names / sizeof kind_names[0])
+
+const char *lp_node_kind_name(int kind) {
+    return kind >= 0 && (size_t)kind < N_KINDS ? kind_names[kind] : NULL;
+}
+
+int lp_node_kind_parse(const char *name, int *out) {
+    for (size_t k = 0; name && k < N_KINDS; k++)
+        if (strcmp(name, kind_names[k]) == 0) {
+            *out = (int)k;
+            return LP_OK;
+        }
+    return LP_ERR_NOT_FOUND;
+}
+
+/* calls, total_ns, self_ns, the per-call time statistics, the CUDA times when recorded, and
+ * "memory" per recorded device. */
 static void put_figures(json_t *o, const lp_tree *t, const lp_figures *f, int *ok) {
     put(o, "calls", juint(f->calls), ok);
     put(o, "total_ns", juint(f->total_ns), ok);
     put(o, "self_ns", juint(f->self_ns), ok);
+    put(o, "time", welford_json(&f->time), ok);
     if (t->has_cuda_time) {
         put(o, "cuda_total_ns", juint(f->cuda_total_ns), ok);
         put(o, "cuda_self_ns", juint(f->cuda_self_ns), ok);
@@ -169,6 +214,7 @@ json_t *lp_export_report(const lp_tree *t, const json_t *run) {
         put(m, "path", jstr(n->path), &ok);
         put(m, "name", jstr(n->name), &ok);
         put(m, "class", jstr(n->class_name), &ok);
+        put(m, "kind", jstr(lp_node_kind_name(n->kind)), &ok);
         put(m, "parent", json_integer(n->parent), &ok);
         put(m, "depth", json_integer(n->depth), &ok);
         put(m, "selected", json_boolean(n->selected), &ok);

@@ -95,11 +95,39 @@ static int read_stat(reader *rd, const json_t *dev, const char *key, lp_stat *s)
     return rc;
 }
 
+static int get_real(const reader *rd, const json_t *obj, const char *key, double *out) {
+    json_t *v = json_object_get(obj, key);
+    if (!json_is_number(v) || json_number_value(v) < 0)
+        return bad(rd, key, "expected a number >= 0");
+    *out = json_number_value(v);
+    return LP_OK;
+}
+
+/* "time": the per-call Welford accumulator. Reports written before it existed have none: their
+ * rows simply have no per-call statistics (n 0), as a module that never ran. */
+static int read_time(reader *rd, const json_t *o, lp_welford *w) {
+    json_t *tm = json_object_get(o, "time");
+    if (!tm) return LP_OK;
+    if (!json_is_object(tm))
+        return bad(rd, "time", "expected an object {n, mean_ns, m2, min_ns, max_ns}");
+    size_t len = strlen(rd->where);
+    snprintf(rd->where + len, sizeof rd->where - len, "%stime", len ? "." : "");
+    int rc = get_uint(rd, tm, "n", &w->n);
+    if (!rc) rc = get_real(rd, tm, "mean_ns", &w->mean);
+    if (!rc) rc = get_real(rd, tm, "m2", &w->m2);
+    if (!rc) rc = get_uint(rd, tm, "min_ns", &w->min);
+    if (!rc) rc = get_uint(rd, tm, "max_ns", &w->max);
+    if (!rc && w->min > w->max) rc = bad(rd, "min_ns", "greater than max_ns");
+    rd->where[len] = '\0';
+    return rc;
+}
+
 static int read_figures(reader *rd, const json_t *o, lp_figures *f) {
     const lp_tree *t = &rd->r->tree;
     int rc = get_uint(rd, o, "calls", &f->calls);
     if (!rc) rc = get_uint(rd, o, "total_ns", &f->total_ns);
     if (!rc) rc = get_uint(rd, o, "self_ns", &f->self_ns);
+    if (!rc) rc = read_time(rd, o, &f->time);
     if (!rc && t->has_cuda_time) rc = get_uint(rd, o, "cuda_total_ns", &f->cuda_total_ns);
     if (!rc && t->has_cuda_time) rc = get_uint(rd, o, "cuda_self_ns", &f->cuda_self_ns);
     if (rc || (!t->has_memory[LP_DEV_CPU] && !t->has_memory[LP_DEV_CUDA])) return rc;
@@ -156,6 +184,16 @@ static int read_ops(reader *rd, const json_t *arr, int32_t module, int32_t paren
     return LP_OK;
 }
 
+/* "kind": absent in reports written before regions existed, where every node is a module. */
+static int read_kind(const reader *rd, const json_t *m, int *kind) {
+    json_t *v = json_object_get(m, "kind");
+    *kind = LP_NODE_MODULE;
+    if (!v) return LP_OK;
+    if (!json_is_string(v) || lp_node_kind_parse(json_string_value(v), kind) != LP_OK)
+        return bad(rd, "kind", "expected \"module\", \"region\", \"context\" or \"session\"");
+    return LP_OK;
+}
+
 static int read_modules(reader *rd, const json_t *mods) {
     lp_tree *t = &rd->r->tree;
     if (!json_is_array(mods)) return bad(rd, "modules", "expected an array");
@@ -175,6 +213,7 @@ static int read_modules(reader *rd, const json_t *mods) {
         int idx = lp_tree_add(t, path, cls, (int32_t)parent);
         if (idx < 0) return idx;
         lp_tree_node *n = &t->nodes[idx];
+        if ((rc = read_kind(rd, m, &n->kind))) return rc;
         if ((rc = get_bool(rd, m, "selected", &n->selected))) return rc;
         if ((rc = read_figures(rd, m, &n->fig))) return rc;
         json_t *ops = json_object_get(m, "ops");
@@ -225,6 +264,8 @@ int lp_report_from_json(lp_report **out, const json_t *doc, const char *name) {
     r->tree.has_ops = has_ops;
     r->tree.op_names = (const char **)r->op_names;
     r->tree.shape_names = (const char **)r->shape_names;
+    /* % Total's bases are derived, not stored: the file holds the totals they come from. */
+    lp_tree_set_shares(&r->tree);
     *out = r;
     return LP_OK;
 }
@@ -291,7 +332,6 @@ int lp_report_node_count(const lp_report *r, size_t *out) {
     return LP_OK;
 }
 
-
 int lp_report_node(const lp_report *r, size_t index, lp_node_info *out) {
     if (!r || !out) return lp_error_set(LP_ERR_INVALID, "lp_report_node: NULL argument");
     return lp_tree_node_info(&r->tree, index, out, "lp_report_node");
@@ -330,6 +370,8 @@ int lp_report_render(const lp_report *r, lp_format format, FILE *out) {
     case LP_FORMAT_TRACE:
         return lp_error_set(LP_ERR_UNSUPPORTED,
                             "a JSON report holds no timeline: write the trace from the run itself");
+    case LP_FORMAT_SUMMARY:
+        return lp_render_summary(&r->tree, &ro, out);
     }
     return lp_error_set(LP_ERR_INVALID, "unknown output format %d", (int)format);
 }

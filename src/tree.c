@@ -2,6 +2,7 @@
 #include "tree.h"
 
 #include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,7 +28,38 @@ double lp_stat_mean(const lp_stat *s) {
     return s->n ? (double)s->sum / (double)s->n : 0.0;
 }
 
+void lp_welford_add(lp_welford *w, uint64_t x) {
+    if (w->n == 0 || x < w->min) w->min = x;
+    if (w->n == 0 || x > w->max) w->max = x;
+    w->n++;
+    double delta = (double)x - w->mean;
+    w->mean += delta / (double)w->n;
+    w->m2 += delta * ((double)x - w->mean);
+}
+
+void lp_welford_merge(lp_welford *into, const lp_welford *from) {
+    if (from->n == 0) return;
+    if (into->n == 0) {
+        *into = *from;
+        return;
+    }
+    double na = (double)into->n, nb = (double)from->n, n = na + nb;
+    double delta = from->mean - into->mean;
+    into->mean += delta * nb / n;
+    into->m2 += from->m2 + delta * delta * na * nb / n;
+    if (from->min < into->min) into->min = from->min;
+    if (from->max > into->max) into->max = from->max;
+    into->n += from->n;
+}
+
+double lp_welford_std(const lp_welford *w) {
+    if (w->n < 2) return 0.0;
+    double var = w->m2 / (double)(w->n - 1);
+    return var > 0 ? sqrt(var) : 0.0;
+}
+
 void lp_figures_merge(lp_figures *into, const lp_figures *from) {
+    lp_welford_merge(&into->time, &from->time);
     into->calls += from->calls;
     into->total_ns += from->total_ns;
     into->self_ns += from->self_ns;
@@ -123,6 +155,14 @@ int lp_tree_add(lp_tree *t, const char *path, const char *class_name, int32_t pa
     return idx;
 }
 
+int lp_tree_set_name(lp_tree *t, int32_t index, const char *name) {
+    char *copy = dup_str(name);
+    if (!copy) return lp_error_set(LP_ERR_NOMEM, "out of memory naming node '%s'", name);
+    free(t->nodes[index].name);
+    t->nodes[index].name = copy;
+    return LP_OK;
+}
+
 int32_t lp_tree_find(const lp_tree *t, const char *path) {
     for (size_t i = 0; i < t->n_nodes; i++)
         if (strcmp(t->nodes[i].path, path) == 0) return (int32_t)i;
@@ -152,4 +192,21 @@ int lp_tree_add_op(lp_tree *t, int32_t module, int32_t parent_op, int32_t op, in
     t->n_ops++;
     t->has_ops = 1;
     return idx;
+}
+
+void lp_tree_set_shares(lp_tree *t) {
+    if (!t->n_nodes) return;
+    uint64_t root_total = t->nodes[0].fig.total_ns;
+    /* Pre-order: a parent's base is known before its children's. */
+    for (size_t i = 0; i < t->n_nodes; i++) {
+        lp_tree_node *n = &t->nodes[i];
+        uint64_t base = root_total;
+        if (n->parent >= 0 && n->kind != LP_NODE_CONTEXT) {
+            const lp_tree_node *p = &t->nodes[n->parent];
+            base = p->kind == LP_NODE_CONTEXT ? p->fig.total_ns : p->fig.share_base_ns;
+        }
+        n->fig.share_base_ns = base;
+    }
+    for (size_t r = 0; r < t->n_ops; r++)
+        t->ops[r].fig.share_base_ns = t->nodes[t->ops[r].module].fig.share_base_ns;
 }

@@ -31,6 +31,20 @@ typedef struct lp_mem_stats {
 
 enum { LP_DEV_CPU = 0, LP_DEV_CUDA = 1, LP_DEV_COUNT = 2 };
 
+/* Per-call durations, online (Welford): count, mean, sum of squared deviations, extremes. No
+ * per-call storage; two accumulators merge exactly (Chan et al.), so threads merge at the end. */
+typedef struct lp_welford {
+    uint64_t n;
+    double mean;
+    double m2;
+    uint64_t min, max; /* 0 when n is 0 */
+} lp_welford;
+
+void lp_welford_add(lp_welford *w, uint64_t x);
+void lp_welford_merge(lp_welford *into, const lp_welford *from);
+/* Sample standard deviation (n - 1); 0 when n < 2. */
+double lp_welford_std(const lp_welford *w);
+
 /* Figures of one node (a module, or an op inside a module). */
 typedef struct lp_figures {
     uint64_t calls;
@@ -39,6 +53,10 @@ typedef struct lp_figures {
     lp_mem_stats mem[LP_DEV_COUNT];
     uint64_t cuda_self_ns;  /* device time of kernels/memcpys/memsets launched directly here */
     uint64_t cuda_total_ns; /* the same over the subtree (lp_cuda_tree_totals, cuda_join.h) */
+    lp_welford time;        /* per-call inclusive time */
+    /* % Total's denominator: the total of the context this row belongs to (the root's without
+     * regions). Not merged: lp_tree_set_shares fills it on the finished tree; 0: no share. */
+    uint64_t share_base_ns;
 } lp_figures;
 
 void lp_figures_merge(lp_figures *into, const lp_figures *from);
@@ -63,6 +81,7 @@ typedef struct lp_tree_node {
     int32_t first_op;                  /* first op row directly under this module, -1 if none */
     int selected;                      /* measured (all nodes unless paths were given) */
     int container;                     /* no forward (ModuleList, ModuleDict): never a call */
+    int kind;                          /* lp_node_kind (layerprof.h); LP_NODE_MODULE is 0 */
     int32_t last_child_scratch;        /* construction only: keeps lp_tree_add linear */
     lp_figures fig;
 } lp_tree_node;
@@ -72,7 +91,7 @@ typedef struct lp_tree {
     size_t n_nodes, cap_nodes;
     lp_op_node *ops;
     size_t n_ops, cap_ops;
-    const char **op_names; /* borrowed from lp_op_names; indexed by op id */
+    const char **op_names;    /* borrowed from lp_op_names; indexed by op id */
     const char **shape_names; /* borrowed from the collector; indexed by lp_op_node.shapes: the
                                  inputs' sizes without outer brackets, "[1, 3], []" */
     uint64_t iterations;
@@ -87,8 +106,14 @@ void lp_tree_free(lp_tree *t);
 /* Appends a node; `parent` must already exist (or be -1 for the first node). Returns its index or
  * a negative status. */
 int lp_tree_add(lp_tree *t, const char *path, const char *class_name, int32_t parent);
+/* Replaces a node's display name (lp_tree_add takes it from the path's last dotted segment). */
+int lp_tree_set_name(lp_tree *t, int32_t index, const char *name);
 /* Index of the node with this dotted path, or -1. */
 int32_t lp_tree_find(const lp_tree *t, const char *path);
+
+/* Fills every node's and op row's fig.share_base_ns: the total of its nearest LP_NODE_CONTEXT
+ * ancestor; the root's total for context nodes, the root, and trees without contexts. */
+void lp_tree_set_shares(lp_tree *t);
 
 /* Appends an op row under module `module` (parent_op -1) or under `parent_op`. Returns its index.
  */

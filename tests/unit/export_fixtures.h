@@ -25,6 +25,15 @@ static inline int32_t fx_add(lp_tree *t, const char *path, const char *cls, int3
     return idx;
 }
 
+/* Per-call times as the collector would record them: the calls alternate 10% below and above the
+ * mean, so they add up to total_ns (the fixture's counts are even) and the std is not 0. */
+static inline void fx_times(lp_figures *f) {
+    uint64_t mean = f->calls ? f->total_ns / f->calls : 0, d = mean / 10;
+    memset(&f->time, 0, sizeof f->time);
+    for (uint64_t i = 0; i < f->calls; i++)
+        lp_welford_add(&f->time, i % 2 ? mean + d : mean - d);
+}
+
 /* Per-iteration figures; raw sums are those times the tree's iterations. */
 static inline void fx_ran(lp_tree *t, int32_t m, uint64_t calls, uint64_t total_us,
                           uint64_t self_us) {
@@ -32,6 +41,7 @@ static inline void fx_ran(lp_tree *t, int32_t m, uint64_t calls, uint64_t total_
     f->calls = calls * t->iterations;
     f->total_ns = total_us * 1000 * t->iterations;
     f->self_ns = self_us * 1000 * t->iterations;
+    fx_times(f);
 }
 
 /* The same CPU memory sample for every call. */
@@ -48,8 +58,9 @@ static inline void fx_mem(lp_figures *f, int64_t retained, int64_t self_retained
 static const char *const fx_op_names[] = {"aten::conv2d", "aten::convolution", "aten::add"};
 static const char *const fx_shape_names[] = {"[1, 3, 8, 8], [4, 3, 3, 3]"};
 
-/* Two iterations, CPU memory, op rows (one with shapes: commas), and a module whose name holds a
- * pipe, a quote and a comma, for every format's escaping. Selves add up to the root's total:
+/* Two iterations, CPU memory, op rows (one with shapes: commas), per-call times (fx_times), and a
+ * module whose name holds a pipe, a quote and a comma, for every format's escaping. Shares are
+ * set (every base is the root's total). Selves add up to the root's total:
  *   Net 1000us (self 100) > features 700 (50) > features.0 500, features.1 150;
  *   head 200 (150), called twice per iteration > head.w|"q",x 50; unused never ran. */
 static inline void fx_small(lp_tree *t) {
@@ -87,9 +98,13 @@ static inline void fx_small(lp_tree *t) {
     fc->self_ns = 2 * 30000;
     fv->total_ns = fv->self_ns = 2 * 450000;
     fa->total_ns = fa->self_ns = 2 * 40000;
+    fx_times(fc);
+    fx_times(fv);
+    fx_times(fa);
     fx_mem(fc, 2048, 0, 65536);
     fx_mem(fv, 2048, 2048, 65536);
     fx_mem(fa, 2048, 2048, 2048);
+    lp_tree_set_shares(t);
 }
 
 /* A run object with everything fixed (the date normalised), so golden files never change. */
@@ -140,8 +155,6 @@ static inline char *fx_close(FILE *f) {
     fclose(f);
     return text;
 }
-
-
 
 /* The shared golden comparison, under the name these tests use. */
 #define fx_golden assert_golden

@@ -25,6 +25,21 @@ static inline char *golden_read_file(const char *path) {
     return text;
 }
 
+/* What a renderer wrote into `f` (a tmpfile), NUL-terminated (free it); closes `f`. */
+static inline char *golden_take(FILE *f) {
+    assert_non_null(f);
+    fflush(f);
+    long n = ftell(f);
+    assert_true(n >= 0);
+    char *text = malloc((size_t)n + 1);
+    assert_non_null(text);
+    rewind(f);
+    assert_int_equal(fread(text, 1, (size_t)n, f), (size_t)n);
+    text[n] = '\0';
+    fclose(f);
+    return text;
+}
+
 static inline void assert_golden(const char *name, const char *actual) {
     char path[1024];
     snprintf(path, sizeof path, "%s/%s", LP_GOLDEN_DIR, name);

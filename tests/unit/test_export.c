@@ -3,6 +3,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "export_fixtures.h"
 
+#include <math.h>
 #include <unistd.h>
 
 #include "layerprof.h"
@@ -40,7 +41,7 @@ static void json_report_of_a_synthetic_tree_matches_golden(void **state) {
     lp_tree_free(&t);
 }
 
-static void json_report_holds_integers_only(void **state) {
+static void json_report_holds_integers_but_for_the_welford_terms(void **state) {
     (void)state;
     lp_tree t;
     fx_small(&t);
@@ -48,22 +49,40 @@ static void json_report_holds_integers_only(void **state) {
     json_error_t err;
     json_t *doc = json_loads(text, 0, &err);
     assert_non_null(doc);
-    /* Walk every value: no real anywhere in a report. */
-    json_t *stack[256];
+    /* Walk every value: the only reals are a "time" object's mean_ns and m2 (doubles in the tree,
+     * written with enough digits to read back exactly). */
+    struct {
+        json_t *v;
+        const char *key;
+    } stack[256];
     size_t sp = 0;
-    stack[sp++] = doc;
-    size_t reals = 0, ints = 0;
+    stack[sp].v = doc;
+    stack[sp++].key = "";
+    size_t reals = 0, welford_reals = 0, ints = 0;
     while (sp) {
-        json_t *v = stack[--sp];
-        if (json_is_real(v)) reals++;
+        sp--;
+        json_t *v = stack[sp].v;
+        const char *key = stack[sp].key;
+        if (json_is_real(v)) {
+            reals++;
+            welford_reals += strcmp(key, "mean_ns") == 0 || strcmp(key, "m2") == 0;
+        }
         if (json_is_integer(v)) ints++;
         const char *k;
         json_t *c;
         size_t i;
-        if (json_is_object(v)) json_object_foreach(v, k, c) if (sp < 256) stack[sp++] = c;
-        if (json_is_array(v)) json_array_foreach(v, i, c) if (sp < 256) stack[sp++] = c;
+        if (json_is_object(v)) json_object_foreach(v, k, c) if (sp < 256) {
+                stack[sp].v = c;
+                stack[sp++].key = k;
+            }
+        if (json_is_array(v)) json_array_foreach(v, i, c) if (sp < 256) {
+                stack[sp].v = c;
+                stack[sp++].key = "";
+            }
     }
-    assert_int_equal(reals, 0);
+    assert_int_equal(reals, welford_reals);
+    /* mean_ns and m2 of every module (7, the one that never ran too: 0.0) and op row (3). */
+    assert_int_equal(reals, 2 * (7 + 3));
     assert_true(ints > 50);
     json_t *mods = json_object_get(doc, "modules");
     assert_int_equal(json_array_size(mods), t.n_nodes);
@@ -110,6 +129,99 @@ static void json_round_trip_write_read_write_gives_identical_bytes(void **state)
     lp_tree_free(&t);
 }
 
+/* Durations whose mean and m2 are not short decimals (1/3s, 1e12-scale values), and nodes of every
+ * kind: what the file holds must come back bit for bit. */
+static void json_round_trip_keeps_welford_doubles_and_kinds_exactly(void **state) {
+    (void)state;
+    lp_tree t;
+    lp_tree_init(&t);
+    t.iterations = 3;
+    int32_t session = fx_add(&t, "", "Session", -1);
+    int32_t ctx = fx_add(&t, "main", "Context", session);
+    int32_t region = fx_add(&t, "main.step", "Region", ctx);
+    int32_t mod = fx_add(&t, "main.step.net", "Net", region);
+    t.nodes[session].kind = LP_NODE_SESSION;
+    t.nodes[ctx].kind = LP_NODE_CONTEXT;
+    t.nodes[region].kind = LP_NODE_REGION;
+    static const uint64_t samples[][3] = {{1000000000007ull, 999999999989ull, 1000000000013ull},
+                                          {1000000000000ull, 999999999990ull, 1000000000010ull},
+                                          {10, 20, 35},
+                                          {7, 8, 8}};
+    for (int32_t i = 0; i < 4; i++) {
+        lp_figures *f = &t.nodes[i].fig;
+        f->calls = 3;
+        for (int k = 0; k < 3; k++) {
+            lp_welford_add(&f->time, samples[i][k]);
+            f->total_ns += samples[i][k];
+            f->self_ns += samples[i][k] / 2;
+        }
+    }
+    lp_tree_set_shares(&t);
+    char *first = json_of(&t, NULL);
+    assert_non_null(strstr(first, "\"kind\": \"context\""));
+    const char *path = temp_file_with(first);
+    lp_report *r = NULL;
+    assert_int_equal(lp_report_load(&r, path), LP_OK);
+    FILE *f = fx_open();
+    assert_int_equal(lp_report_render(r, LP_FORMAT_JSON, f), LP_OK);
+    char *second = fx_close(f);
+    assert_string_equal(first, second);
+
+    const lp_tree *back = lp_report_tree(r);
+    for (size_t i = 0; i < t.n_nodes; i++) {
+        const lp_welford *a = &t.nodes[i].fig.time, *b = &back->nodes[i].fig.time;
+        assert_int_equal(back->nodes[i].kind, t.nodes[i].kind);
+        assert_int_equal(b->n, a->n);
+        assert_memory_equal(&b->mean, &a->mean, sizeof a->mean);
+        assert_memory_equal(&b->m2, &a->m2, sizeof a->m2);
+        assert_int_equal(b->min, a->min);
+        assert_int_equal(b->max, a->max);
+        /* Shares are derived again on load, from the same totals. */
+        assert_int_equal(back->nodes[i].fig.share_base_ns, t.nodes[i].fig.share_base_ns);
+    }
+    lp_node_info info;
+    assert_int_equal(lp_report_node(r, (size_t)mod, &info), LP_OK);
+    assert_int_equal(info.kind, LP_NODE_MODULE);
+    assert_true(info.time_min_ns == 7 && info.time_max_ns == 8);
+    assert_true(info.time_mean_ns == t.nodes[mod].fig.time.mean);
+    assert_true(info.time_std_ns == lp_welford_std(&t.nodes[mod].fig.time));
+    /* net's base is its context's total: 23 / 3000000000000. */
+    assert_true(info.share == 23.0 / 3000000000000.0);
+    assert_int_equal(lp_report_node(r, (size_t)ctx, &info), LP_OK);
+    assert_int_equal(info.kind, LP_NODE_CONTEXT);
+
+    lp_report_free(r);
+    unlink(path);
+    free(first);
+    free(second);
+    lp_tree_free(&t);
+}
+
+/* A report written before kinds and per-call times existed: every node a module, no statistics. */
+static void a_report_without_kind_or_time_reads_as_modules_without_statistics(void **state) {
+    (void)state;
+    const char *text =
+        "{\"schema_version\": 1, \"run\": {}, \"recorded\": {\"cpu_memory\": false, "
+        "\"cuda_memory\": false, \"cuda_time\": false, \"ops\": false}, \"iterations\": 2, "
+        "\"modules\": [{\"path\": \"\", \"name\": \"Net\", \"class\": \"Net\", \"parent\": -1, "
+        "\"depth\": 0, \"selected\": true, \"calls\": 2, \"total_ns\": 4000, \"self_ns\": 1000}, "
+        "{\"path\": \"fc\", \"name\": \"fc\", \"class\": \"Linear\", \"parent\": 0, "
+        "\"depth\": 1, \"selected\": true, \"calls\": 2, \"total_ns\": 3000, \"self_ns\": 3000}]}";
+    const char *path = temp_file_with(text);
+    lp_report *r = NULL;
+    assert_int_equal(lp_report_load(&r, path), LP_OK);
+    lp_node_info info;
+    assert_int_equal(lp_report_node(r, 1, &info), LP_OK);
+    assert_int_equal(info.kind, LP_NODE_MODULE);
+    assert_int_equal(info.raw_calls, 2);
+    assert_true(info.time_mean_ns == 0.0 && info.time_std_ns == 0.0);
+    assert_int_equal(info.time_min_ns, 0);
+    assert_int_equal(info.time_max_ns, 0);
+    assert_true(info.share == 0.75); /* shares need only the totals */
+    lp_report_free(r);
+    unlink(path);
+}
+
 static void report_nodes_read_back_like_session_nodes(void **state) {
     (void)state;
     lp_tree t;
@@ -132,6 +244,13 @@ static void report_nodes_read_back_like_session_nodes(void **state) {
     assert_true(info.total_ns == 200000.0);
     assert_true(info.cpu_mem.recorded);
     assert_true(info.cpu_mem.peak == 4096.0);
+    /* head's 4 calls alternate 90us and 110us (fx_times); its share is 400us of the root's 2ms. */
+    assert_int_equal(info.kind, LP_NODE_MODULE);
+    assert_true(fabs(info.time_mean_ns - 100000.0) < 1e-6);
+    assert_true(fabs(info.time_std_ns - sqrt(4 * 10000.0 * 10000.0 / 3)) < 1e-6);
+    assert_int_equal(info.time_min_ns, 90000);
+    assert_int_equal(info.time_max_ns, 110000);
+    assert_true(info.share == 0.2);
     assert_int_equal(lp_report_find(r, "nope", &idx), LP_ERR_NOT_FOUND);
     lp_report_meta meta;
     assert_int_equal(lp_report_get_meta(r, &meta), LP_OK);
@@ -167,6 +286,17 @@ static void loading_a_file_that_is_not_a_report_names_the_problem(void **state) 
          "\"cuda_memory\": false, \"cuda_time\": false, \"ops\": false}, \"iterations\": 1, "
          "\"modules\": [{\"path\": \"\", \"class\": \"Net\", \"parent\": 3}]}",
          "modules[0].parent"},
+        {"{\"schema_version\": 1, \"run\": {}, \"recorded\": {\"cpu_memory\": false, "
+         "\"cuda_memory\": false, \"cuda_time\": false, \"ops\": false}, \"iterations\": 1, "
+         "\"modules\": [{\"path\": \"\", \"class\": \"Net\", \"kind\": \"layer\", \"parent\": "
+         "-1}]}",
+         "modules[0].kind"},
+        {"{\"schema_version\": 1, \"run\": {}, \"recorded\": {\"cpu_memory\": false, "
+         "\"cuda_memory\": false, \"cuda_time\": false, \"ops\": false}, \"iterations\": 1, "
+         "\"modules\": [{\"path\": \"\", \"class\": \"Net\", \"parent\": -1, \"selected\": "
+         "true, \"calls\": 1, \"total_ns\": 5, \"self_ns\": 5, \"time\": {\"n\": 1, "
+         "\"mean_ns\": \"5\", \"m2\": 0, \"min_ns\": 5, \"max_ns\": 5}}]}",
+         "modules[0].time.mean_ns"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const char *path = temp_file_with(cases[i].text);
@@ -339,8 +469,10 @@ static void export_dates_are_iso_8601_utc(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(json_report_of_a_synthetic_tree_matches_golden),
-        cmocka_unit_test(json_report_holds_integers_only),
+        cmocka_unit_test(json_report_holds_integers_but_for_the_welford_terms),
         cmocka_unit_test(json_round_trip_write_read_write_gives_identical_bytes),
+        cmocka_unit_test(json_round_trip_keeps_welford_doubles_and_kinds_exactly),
+        cmocka_unit_test(a_report_without_kind_or_time_reads_as_modules_without_statistics),
         cmocka_unit_test(report_nodes_read_back_like_session_nodes),
         cmocka_unit_test(loading_a_file_that_is_not_a_report_names_the_problem),
         cmocka_unit_test(csv_of_a_synthetic_tree_matches_golden),

@@ -31,15 +31,7 @@ static char *render(const lp_tree *t, const lp_render_opts *ro) {
     FILE *f = tmpfile();
     assert_non_null(f);
     assert_int_equal(lp_render_tree(t, ro, f), LP_OK);
-    long n = ftell(f);
-    assert_true(n >= 0);
-    char *text = malloc((size_t)n + 1);
-    assert_non_null(text);
-    rewind(f);
-    assert_int_equal(fread(text, 1, (size_t)n, f), (size_t)n);
-    text[n] = '\0';
-    fclose(f);
-    return text;
+    return golden_take(f);
 }
 
 
