@@ -39,6 +39,10 @@ static void usage(FILE *out) {
         "  --warmup N                     unprofiled forwards first (default 2)\n"
         "  --iterations N                 profiled forwards (default 10)\n"
         "  --threads N                    intra-op threads (default: libtorch's)\n"
+        "  --schedule SPEC                record in cycles, as torch.profiler's schedule:\n"
+        "                                 wait=W,warmup=N,active=A,repeat=R (keys in any order,\n"
+        "                                 missing ones 0, active >= 1, repeat 0: no limit); an\n"
+        "                                 --output name with %d is written once per cycle\n"
         "\n"
         "What to record:\n"
         "  --memory                       retained, peak and net memory per module\n"
@@ -58,7 +62,7 @@ static void usage(FILE *out) {
         "  --ascii                        ASCII tree glyphs\n"
         "\n"
         "Outputs (default: the tree on stdout):\n"
-        "  --format tree|json|csv|markdown|trace|html\n"
+        "  --format tree|json|csv|markdown|trace|html|summary\n"
         "                                 the format of the next --output (stdout without one)\n"
         "  --output FILE                  write a report to FILE; repeatable. Without --format\n"
         "                                 the name says which: .json, .csv, .md, .html,\n"
@@ -66,6 +70,7 @@ static void usage(FILE *out) {
         "  --trace                        record a timeline (module and op spans, memory over\n"
         "                                 time) for trace and html outputs; implied by trace\n"
         "  --trace-iterations N           profiled iterations on the timeline (default 3)\n"
+        "  --summary                      print torchtimer's markdown summary after the tree\n"
         "\n"
         "Compare two JSON reports:\n"
         "  layerprof diff BEFORE.json AFTER.json   per-module change of self and total time\n"
@@ -110,6 +115,7 @@ typedef struct cli {
     int has_memory, has_events, has_shapes, has_depth, has_sort, has_top, has_units, has_ascii;
     int has_verbose;
     int has_cuda_timing, has_nvtx;
+    int has_schedule, has_summary;
     lp_input_spec inputs[LP_MAX_INPUTS];
     size_t n_inputs;
     const char *paths[256];
@@ -118,7 +124,7 @@ typedef struct cli {
     const char *columns[64];
     size_t n_columns;
     lp_output_spec outputs[16];
-    int has_format;  /* a --format waiting for its --output */
+    int has_format; /* a --format waiting for its --output */
     lp_format format;
     int has_trace, has_trace_iterations;
     size_t n_outputs;
@@ -183,41 +189,45 @@ enum {
     OPT_TRACE_ITERATIONS,
     OPT_CUDA_TIMING,
     OPT_NVTX,
+    OPT_SCHEDULE,
+    OPT_SUMMARY,
     OPT_HELP,
     OPT_VERSION
 };
 
-static const struct option long_options[] = {{"input", required_argument, 0, OPT_INPUT},
-                                             {"input-file", required_argument, 0, OPT_INPUT_FILE},
-                                             {"seed", required_argument, 0, OPT_SEED},
-                                             {"device", required_argument, 0, OPT_DEVICE},
-                                             {"mode", required_argument, 0, OPT_MODE},
-                                             {"warmup", required_argument, 0, OPT_WARMUP},
-                                             {"iterations", required_argument, 0, OPT_ITERATIONS},
-                                             {"threads", required_argument, 0, OPT_THREADS},
-                                             {"memory", no_argument, 0, OPT_MEMORY},
-                                             {"events", no_argument, 0, OPT_EVENTS},
-                                             {"shapes", no_argument, 0, OPT_SHAPES},
-                                             {"path", required_argument, 0, OPT_PATH},
-                                             {"depth", required_argument, 0, OPT_DEPTH},
-                                             {"sort", required_argument, 0, OPT_SORT},
-                                             {"top", required_argument, 0, OPT_TOP},
-                                             {"columns", required_argument, 0, OPT_COLUMNS},
-                                             {"units", required_argument, 0, OPT_UNITS},
-                                             {"ascii", no_argument, 0, OPT_ASCII},
-                                             {"output", required_argument, 0, OPT_OUTPUT},
-                                             {"config", required_argument, 0, OPT_CONFIG},
-                                             {"print-config", no_argument, 0, OPT_PRINT_CONFIG},
-                                             {"verbose", no_argument, 0, OPT_VERBOSE},
-                                             {"format", required_argument, 0, OPT_FORMAT},
-                                             {"trace", no_argument, 0, OPT_TRACE},
-                                             {"trace-iterations", required_argument, 0,
-                                              OPT_TRACE_ITERATIONS},
-                                             {"cuda-timing", required_argument, 0, OPT_CUDA_TIMING},
-                                             {"nvtx", no_argument, 0, OPT_NVTX},
-                                             {"help", no_argument, 0, OPT_HELP},
-                                             {"version", no_argument, 0, OPT_VERSION},
-                                             {0, 0, 0, 0}};
+static const struct option long_options[] = {
+    {"input", required_argument, 0, OPT_INPUT},
+    {"input-file", required_argument, 0, OPT_INPUT_FILE},
+    {"seed", required_argument, 0, OPT_SEED},
+    {"device", required_argument, 0, OPT_DEVICE},
+    {"mode", required_argument, 0, OPT_MODE},
+    {"warmup", required_argument, 0, OPT_WARMUP},
+    {"iterations", required_argument, 0, OPT_ITERATIONS},
+    {"threads", required_argument, 0, OPT_THREADS},
+    {"memory", no_argument, 0, OPT_MEMORY},
+    {"events", no_argument, 0, OPT_EVENTS},
+    {"shapes", no_argument, 0, OPT_SHAPES},
+    {"path", required_argument, 0, OPT_PATH},
+    {"depth", required_argument, 0, OPT_DEPTH},
+    {"sort", required_argument, 0, OPT_SORT},
+    {"top", required_argument, 0, OPT_TOP},
+    {"columns", required_argument, 0, OPT_COLUMNS},
+    {"units", required_argument, 0, OPT_UNITS},
+    {"ascii", no_argument, 0, OPT_ASCII},
+    {"output", required_argument, 0, OPT_OUTPUT},
+    {"config", required_argument, 0, OPT_CONFIG},
+    {"print-config", no_argument, 0, OPT_PRINT_CONFIG},
+    {"verbose", no_argument, 0, OPT_VERBOSE},
+    {"format", required_argument, 0, OPT_FORMAT},
+    {"trace", no_argument, 0, OPT_TRACE},
+    {"trace-iterations", required_argument, 0, OPT_TRACE_ITERATIONS},
+    {"cuda-timing", required_argument, 0, OPT_CUDA_TIMING},
+    {"nvtx", no_argument, 0, OPT_NVTX},
+    {"schedule", required_argument, 0, OPT_SCHEDULE},
+    {"summary", no_argument, 0, OPT_SUMMARY},
+    {"help", no_argument, 0, OPT_HELP},
+    {"version", no_argument, 0, OPT_VERSION},
+    {0, 0, 0, 0}};
 
 /* --output FILE: the pending --format, else what the file name says, else the tree. */
 static lp_format output_format(const cli *c, const char *file) {
@@ -382,6 +392,13 @@ static int parse_args(cli *c, int argc, char **argv) {
         case OPT_NVTX:
             c->set.nvtx = c->has_nvtx = 1;
             break;
+        case OPT_SCHEDULE:
+            if (lp_schedule_parse(a, &c->set.schedule)) return fail_usage("%s", lp_error_last());
+            c->has_schedule = 1;
+            break;
+        case OPT_SUMMARY:
+            c->set.summary = c->has_summary = 1;
+            break;
         case OPT_HELP:
             usage(stdout);
             return 0;
@@ -428,6 +445,8 @@ static void apply(const cli *c, lp_options *o) {
     TAKE(has_trace_iterations, trace_iterations);
     TAKE(has_cuda_timing, cuda_timing);
     TAKE(has_nvtx, nvtx);
+    TAKE(has_schedule, schedule);
+    TAKE(has_summary, summary);
 #undef TAKE
     if (c->n_inputs) {
         o->inputs = c->inputs;

@@ -23,7 +23,6 @@
 #include "options.h"
 #include "suggest.h"
 
-
 /* A configuration is a text file of a few hundred bytes; anything this large is a wrong path. */
 #define CFG_MAX_FILE_BYTES (1u << 20)
 
@@ -43,9 +42,9 @@ static const lp_cfg_name mode_names[] = {{"hooks", LP_MODE_HOOKS}, {"graph", LP_
 static const lp_cfg_name units_names[] = {
     {"auto", LP_UNITS_AUTO}, {"us", LP_UNITS_US}, {"ms", LP_UNITS_MS}, {"s", LP_UNITS_S}};
 static const lp_cfg_name format_names[] = {
-    {"tree", LP_FORMAT_TREE},   {"json", LP_FORMAT_JSON},   {"csv", LP_FORMAT_CSV},
+    {"tree", LP_FORMAT_TREE},         {"json", LP_FORMAT_JSON},   {"csv", LP_FORMAT_CSV},
     {"markdown", LP_FORMAT_MARKDOWN}, {"trace", LP_FORMAT_TRACE}, {"html", LP_FORMAT_HTML},
-    {"md", LP_FORMAT_MARKDOWN}, {"chrome", LP_FORMAT_TRACE}};
+    {"summary", LP_FORMAT_SUMMARY},   {"md", LP_FORMAT_MARKDOWN}, {"chrome", LP_FORMAT_TRACE}};
 static const lp_cfg_name cuda_timing_names[] = {{"auto", LP_CUDA_TIMING_AUTO},
                                                 {"cupti", LP_CUDA_TIMING_CUPTI},
                                                 {"events", LP_CUDA_TIMING_EVENTS},
@@ -59,7 +58,8 @@ const lp_cfg_names lp_cfg_modes = {mode_names, COUNT(mode_names), "mode"};
 const lp_cfg_names lp_cfg_units = {units_names, COUNT(units_names), "units"};
 const lp_cfg_names lp_cfg_formats = {format_names, COUNT(format_names), "format"};
 const lp_cfg_names lp_cfg_fills = {fill_names, COUNT(fill_names), "fill"};
-const lp_cfg_names lp_cfg_cuda_timings = {cuda_timing_names, COUNT(cuda_timing_names), "cuda_timing"};
+const lp_cfg_names lp_cfg_cuda_timings = {cuda_timing_names, COUNT(cuda_timing_names),
+                                          "cuda_timing"};
 
 const char *lp_cfg_name_of(const lp_cfg_names *t, int value) {
     for (size_t i = 0; i < t->n; i++)
@@ -365,7 +365,8 @@ typedef int (*cfg_handler)(cfg_ctx *c, yaml_node_t *value, void *base, const cfg
 
 struct cfg_key {
     const char *name;
-    yaml_node_type_t type; /* the node type the value must have */
+    yaml_node_type_t type; /* the node type the value must have; YAML_NO_NODE: the handler
+                              takes several and checks them itself */
     cfg_handler handler;
     size_t offset;             /* of the field, in the struct the mapping fills */
     const char *what;          /* the value expected, for messages: "true or false" */
@@ -681,7 +682,7 @@ static int h_inputs(cfg_ctx *c, yaml_node_t *v, void *base, const cfg_key *key) 
 #define OUT(f) offsetof(lp_output_spec, f)
 static const cfg_key output_keys[] = {
     {"format", YAML_SCALAR_NODE, h_enum, OUT(format),
-     .what = "tree, json, csv, markdown, trace or html", .names = &lp_cfg_formats},
+     .what = "tree, json, csv, markdown, trace, html or summary", .names = &lp_cfg_formats},
     {"file", YAML_SCALAR_NODE, h_string, OUT(file),
      .what = "a file path, \"-\" or null for stdout"},
 };
@@ -709,6 +710,44 @@ static int h_outputs(cfg_ctx *c, yaml_node_t *v, void *base, const cfg_key *key)
     return LP_OK;
 }
 
+/* Schedule ---------------------------------------------------------------------------------- */
+
+#define SCHED(f) offsetof(lp_schedule, f)
+static const cfg_key schedule_keys[] = {
+    {"wait", YAML_SCALAR_NODE, h_int, SCHED(wait), .what = "an integer >= 0", .lo = 0,
+     .hi = INT_MAX},
+    {"warmup", YAML_SCALAR_NODE, h_int, SCHED(warmup), .what = "an integer >= 0", .lo = 0,
+     .hi = INT_MAX},
+    {"active", YAML_SCALAR_NODE, h_int, SCHED(active), .what = "an integer >= 1", .lo = 1,
+     .hi = INT_MAX},
+    {"repeat", YAML_SCALAR_NODE, h_int, SCHED(repeat), .what = "an integer >= 0 (0: no limit)",
+     .lo = 0, .hi = INT_MAX},
+};
+static const cfg_table schedule_table = {schedule_keys, COUNT(schedule_keys), "'schedule'"};
+
+/* A mapping {wait, warmup, active, repeat}, or --schedule's string "wait=1,active=2" so a value
+ * can be copied between the command line and the file; null is no schedule. */
+static int h_schedule(cfg_ctx *c, yaml_node_t *v, void *base, const cfg_key *key) {
+    lp_schedule s = {0, 0, 0, 0};
+    if (v->type == YAML_MAPPING_NODE) {
+        int rc = parse_mapping(c, v, key->sub, &s);
+        if (rc) return rc;
+        /* A given active was range-checked where it stands; here it was left out. */
+        if (s.active < 1)
+            return cfg_error_at(c, v->start_mark,
+                                "'schedule' needs 'active', the steps recorded per cycle (at "
+                                "least 1)");
+    } else if (v->type == YAML_SCALAR_NODE && !is_null(v)) {
+        if (strlen(scalar(v)) != v->data.scalar.length) return wrong_value(c, v, key);
+        if (lp_schedule_parse(scalar(v), &s) != LP_OK)
+            return cfg_error_at(c, v->start_mark, "%s", lp_error_last());
+    } else if (v->type != YAML_SCALAR_NODE) {
+        return wrong_value(c, v, key);
+    }
+    *FIELD(base, key, lp_schedule) = s;
+    return LP_OK;
+}
+
 /* The top level, profile and display -------------------------------------------------------- */
 
 #define OPT(f) offsetof(lp_options, f)
@@ -719,8 +758,8 @@ static const cfg_key profile_keys[] = {
     {"trace", YAML_SCALAR_NODE, h_bool, OPT(trace), .what = "true or false"},
     {"trace_iterations", YAML_SCALAR_NODE, h_int, OPT(trace_iterations),
      .what = "an integer >= 0 (0: the first 3)", .lo = 0, .hi = LP_MAX_ITERATIONS},
-    {"cuda_timing", YAML_SCALAR_NODE, h_enum, OPT(cuda_timing), .what = "auto, cupti, events or off",
-     .names = &lp_cfg_cuda_timings},
+    {"cuda_timing", YAML_SCALAR_NODE, h_enum, OPT(cuda_timing),
+     .what = "auto, cupti, events or off", .names = &lp_cfg_cuda_timings},
     {"nvtx", YAML_SCALAR_NODE, h_bool, OPT(nvtx), .what = "true or false"},
 };
 static const cfg_table profile_table = {profile_keys, COUNT(profile_keys), "'profile'"};
@@ -756,7 +795,12 @@ static const cfg_key top_keys[] = {
     {"threads", YAML_SCALAR_NODE, h_int, OPT(threads),
      .what = "an integer from 0 (libtorch's default) to " STR(LP_MAX_INTRAOP_THREADS), .lo = 0,
      .hi = LP_MAX_INTRAOP_THREADS},
-    {"profile", YAML_MAPPING_NODE, h_mapping, 0, .what = "a mapping of memory, events, shapes, trace, trace_iterations, cuda_timing and nvtx",
+    {"schedule", YAML_NO_NODE, h_schedule, OPT(schedule),
+     .what = "a mapping of wait, warmup, active and repeat, or a string such as "
+             "\"wait=1,warmup=1,active=3,repeat=2\"",
+     .sub = &schedule_table},
+    {"profile", YAML_MAPPING_NODE, h_mapping, 0,
+     .what = "a mapping of memory, events, shapes, trace, trace_iterations, cuda_timing and nvtx",
      .sub = &profile_table},
     {"paths", YAML_SEQUENCE_NODE, h_strings, OPT(paths), .what = "a list of module paths",
      .count = OPT(n_paths)},
@@ -764,6 +808,7 @@ static const cfg_key top_keys[] = {
      .what = "a mapping of depth, sort, top, columns, units and ascii", .sub = &display_table},
     {"outputs", YAML_SEQUENCE_NODE, h_outputs, OPT(outputs),
      .what = "a list of outputs such as {format: tree, file: \"-\"}", .count = OPT(n_outputs)},
+    {"summary", YAML_SCALAR_NODE, h_bool, OPT(summary), .what = "true or false"},
     {"verbose", YAML_SCALAR_NODE, h_bool, OPT(verbose), .what = "true or false"},
 };
 static const cfg_table top_table = {top_keys, COUNT(top_keys), "the top level"};
@@ -821,7 +866,7 @@ static int parse_mapping(cfg_ctx *c, yaml_node_t *map, const cfg_table *t, void 
                 return cfg_error_at(c, k->start_mark, "duplicate key '%s' (first at line %zu)",
                                     key->name, prev->start_mark.line + 1);
         }
-        if (v->type != key->type) return wrong_value(c, v, key);
+        if (key->type != YAML_NO_NODE && v->type != key->type) return wrong_value(c, v, key);
         int rc = key->handler(c, v, base, key);
         if (rc) return rc;
     }

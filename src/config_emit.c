@@ -201,6 +201,12 @@ int lp_options_write_yaml(const lp_options *o, FILE *out) {
         put_input(out, &o->inputs[i]);
     fprintf(out, "seed: %" PRIu64 "\n", o->seed);
     fprintf(out, "warmup: %d\niterations: %d\nthreads: %d\n", o->warmup, o->iterations, o->threads);
+    /* Only when set: all 0 (no schedule) is the reader's default, and a file without the key
+     * reads back the same. Invalid values (active 0 with a wait) are written as they are. */
+    const lp_schedule *sc = &o->schedule;
+    if (sc->wait || sc->warmup || sc->active || sc->repeat)
+        fprintf(out, "schedule: {wait: %d, warmup: %d, active: %d, repeat: %d}\n", sc->wait,
+                sc->warmup, sc->active, sc->repeat);
     fprintf(out,
             "profile: {memory: %s, events: %s, shapes: %s, trace: %s, trace_iterations: %d, "
             "cuda_timing: %s, nvtx: %s}\n",
@@ -224,6 +230,7 @@ int lp_options_write_yaml(const lp_options *o, FILE *out) {
         put_string(out, o->outputs[i].file);
         fputs("}\n", out);
     }
+    fprintf(out, "summary: %s\n", yes_no(o->summary));
     fprintf(out, "verbose: %s\n", yes_no(o->verbose));
 
     if (fflush(out) != 0 || ferror(out))

@@ -18,6 +18,9 @@ static const struct {
     {"markdown", LP_FORMAT_MARKDOWN},
     {"trace", LP_FORMAT_TRACE},
     {"html", LP_FORMAT_HTML},
+    /* Name only: no file extension implies it, since a summary is markdown and ".md" already
+     * means the markdown tree. */
+    {"summary", LP_FORMAT_SUMMARY},
     /* aliases after the canonical names: lp_format_name returns the first match */
     {"md", LP_FORMAT_MARKDOWN},
     {"chrome", LP_FORMAT_TRACE},
@@ -38,7 +41,8 @@ int lp_format_parse(const char *name, lp_format *out) {
             return LP_OK;
         }
     return lp_error_set(LP_ERR_INVALID,
-                        "unknown format '%s' (tree, json, csv, markdown, trace or html)", name);
+                        "unknown format '%s' (tree, json, csv, markdown, trace, html or summary)",
+                        name);
 }
 
 static int ends_with(const char *s, const char *suffix) {

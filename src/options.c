@@ -6,7 +6,6 @@
 #include "options.h"
 #include "layerprof.h"
 
-
 void lp_options_init(lp_options *opts) {
     if (!opts) return;
     memset(opts, 0, sizeof *opts);
@@ -18,6 +17,11 @@ void lp_options_init(lp_options *opts) {
     opts->threads = 0;
     opts->depth = -1;
     opts->units = LP_UNITS_AUTO;
+    /* The memset leaves these at "off", spelled out because each is a documented default. */
+    opts->schedule = (lp_schedule){0, 0, 0, 0}; /* no schedule: every step recorded */
+    opts->on_cycle = NULL;
+    opts->on_cycle_payload = NULL;
+    opts->summary = 0;
 }
 
 /* "cpu", "cuda", "cuda:N". */
@@ -40,6 +44,28 @@ int lp_device_parse(const char *device, int *is_cuda, int *index) {
         }
     }
     return lp_error_set(LP_ERR_INVALID, "unknown device '%s' (cpu, cuda or cuda:N)", device);
+}
+
+/* All zero is "no schedule"; anything else needs active steps, or the cycle would never record. */
+static int validate_schedule(const lp_schedule *s) {
+    const struct {
+        const char *name;
+        int value;
+    } f[] = {
+        {"wait", s->wait}, {"warmup", s->warmup}, {"active", s->active}, {"repeat", s->repeat}};
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
+        if (f[i].value < 0)
+            return lp_error_set(LP_ERR_INVALID, "schedule.%s must be 0 or more, not %d", f[i].name,
+                                f[i].value);
+    if (s->active == 0)
+        for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
+            if (f[i].value)
+                return lp_error_set(LP_ERR_INVALID,
+                                    "schedule.%s is %d but schedule.active is 0: a schedule "
+                                    "records at least 1 active step per cycle (all 0: no "
+                                    "schedule)",
+                                    f[i].name, f[i].value);
+    return LP_OK;
 }
 
 int lp_options_validate(const lp_options *o) {
@@ -93,5 +119,5 @@ int lp_options_validate(const lp_options *o) {
                             (int)o->cuda_timing);
     if (o->n_outputs && !o->outputs)
         return lp_error_set(LP_ERR_INVALID, "n_outputs is %zu but outputs is NULL", o->n_outputs);
-    return LP_OK;
+    return validate_schedule(&o->schedule);
 }

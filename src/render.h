@@ -30,6 +30,12 @@ void lp_render_opts_init(lp_render_opts *ro);
  * Checks `ro` first (nothing is written when it fails); LP_ERR_IO when writing `out` failed. */
 int lp_render_tree(const lp_tree *tree, const lp_render_opts *ro, FILE *out);
 
+/* torchtimer's summary (LP_FORMAT_SUMMARY): a markdown table per context titled
+ * "###### ROOT::CONTEXT: (total runtime Ts)", a row per region (and per forward run outside
+ * regions), most total time first; a tree without regions gives one table of its modules. `ro` is
+ * not used (NULL is fine). LP_ERR_IO when writing `out` failed. */
+int lp_render_summary(const lp_tree *tree, const lp_render_opts *ro, FILE *out);
+
 /* Checks column ids and the sort key against the column table; the error names the closest id. */
 int lp_render_check_opts(const lp_render_opts *ro);
 

@@ -3,6 +3,7 @@
  * the writer is checked by reading its output back into identical options. */
 #define _POSIX_C_SOURCE 200809L /* mkstemp, close, unlink */
 
+#include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -150,6 +151,11 @@ static void assert_options_equal(const lp_options *a, const lp_options *b) {
         assert_str_or_null_equal(a->outputs[i].file, b->outputs[i].file);
     }
     assert_int_equal(a->verbose, b->verbose);
+    assert_int_equal(a->schedule.wait, b->schedule.wait);
+    assert_int_equal(a->schedule.warmup, b->schedule.warmup);
+    assert_int_equal(a->schedule.active, b->schedule.active);
+    assert_int_equal(a->schedule.repeat, b->schedule.repeat);
+    assert_int_equal(a->summary, b->summary);
 }
 
 /* Writes `opts`, parses the text again and checks the options came back identical. */
@@ -322,7 +328,8 @@ static void other_errors_are_positioned(void **state) {
         {"model: [a.pt]", "1:8", "'model' must be the path of a TorchScript file, got a list"},
         {"model: \"a\\0b\"", "1:8", "'model' must be the path of a TorchScript file"},
         {"profile: true", "1:10",
-         "'profile' must be a mapping of memory, events, shapes, trace, trace_iterations, cuda_timing "
+         "'profile' must be a mapping of memory, events, shapes, trace, trace_iterations, "
+         "cuda_timing "
          "and nvtx, got 'true'"},
         {"paths: layer1", "1:8", "'paths' must be a list of module paths, got 'layer1'"},
         {"paths: [a, [b]]", "1:12", "each entry of 'paths' must be a string, got a list"},
@@ -575,6 +582,97 @@ static void quoted_strings_stay_strings(void **state) {
     lp_config_free(cfg);
 }
 
+static void schedule_as_a_mapping_or_a_string_and_summary(void **state) {
+    (void)state;
+    lp_config *cfg = parse_ok("model: m.pt\n"
+                              "schedule:\n"
+                              "  repeat: 2\n"
+                              "  wait: 1\n"
+                              "  active: 3\n"
+                              "summary: true\n");
+    const lp_options *o = lp_config_options(cfg);
+    assert_int_equal(o->schedule.wait, 1);
+    assert_int_equal(o->schedule.warmup, 0);
+    assert_int_equal(o->schedule.active, 3);
+    assert_int_equal(o->schedule.repeat, 2);
+    assert_int_equal(o->summary, 1);
+    assert_int_equal(lp_options_validate(o), LP_OK);
+    lp_config_free(cfg);
+
+    /* --schedule's spelling, quoted or not. */
+    cfg = parse_ok("schedule: wait=1,warmup=2,active=3,repeat=4\nsummary: off\n");
+    o = lp_config_options(cfg);
+    assert_int_equal(o->schedule.wait, 1);
+    assert_int_equal(o->schedule.warmup, 2);
+    assert_int_equal(o->schedule.active, 3);
+    assert_int_equal(o->schedule.repeat, 4);
+    assert_int_equal(o->summary, 0);
+    lp_config_free(cfg);
+    cfg = parse_ok("schedule: \"active=5\"\n");
+    o = lp_config_options(cfg);
+    assert_int_equal(o->schedule.active, 5);
+    assert_int_equal(o->schedule.wait, 0);
+    lp_config_free(cfg);
+
+    /* null is no schedule. */
+    cfg = parse_ok("schedule: ~\n");
+    o = lp_config_options(cfg);
+    assert_int_equal(o->schedule.active, 0);
+    assert_int_equal(o->schedule.wait, 0);
+    lp_config_free(cfg);
+
+    /* Outputs written once per cycle: "%d" in a name is just a name here; summary is a format. */
+    cfg = parse_ok("outputs:\n"
+                   "  - {format: json, file: \"reports/cycle_%d.json\"}\n"
+                   "  - {format: summary, file: summary_%d.md}\n");
+    o = lp_config_options(cfg);
+    assert_int_equal(o->n_outputs, 2);
+    assert_int_equal(o->outputs[0].format, LP_FORMAT_JSON);
+    assert_string_equal(o->outputs[0].file, "reports/cycle_%d.json");
+    assert_int_equal(o->outputs[1].format, LP_FORMAT_SUMMARY);
+    assert_string_equal(o->outputs[1].file, "summary_%d.md");
+    lp_config_free(cfg);
+}
+
+static void schedule_and_summary_errors_are_positioned(void **state) {
+    (void)state;
+    static const struct {
+        const char *yaml, *pos, *needle;
+    } cases[] = {
+        {"schedule: {wait: 1, actve: 2}", "1:21",
+         "unknown key 'actve' in 'schedule'; did you mean 'active'?"},
+        {"schedule: {active: 0}", "1:20", "'active' must be an integer >= 1, got '0'"},
+        {"schedule: {wait: -1, active: 1}", "1:18", "'wait' must be an integer >= 0, got '-1'"},
+        {"schedule: {active: 1, repeat: x}", "1:31",
+         "'repeat' must be an integer >= 0 (0: no limit), got 'x'"},
+        {"schedule: {wait: 2}", "1:11",
+         "'schedule' needs 'active', the steps recorded per cycle (at least 1)"},
+        {"schedule: {}", "1:11", "'schedule' needs 'active'"},
+        {"schedule:\n  wait: 1\n  wait: 2\n  active: 1\n", "3:3",
+         "duplicate key 'wait' (first at line 2)"},
+        {"schedule: \"wait=1,actve=2\"", "1:11",
+         "schedule 'wait=1,actve=2': unknown key 'actve'; did you mean 'active'?"},
+        {"schedule: active=0", "1:11",
+         "schedule 'active=0': 'active' must be at least 1 (the steps recorded per cycle)"},
+        {"schedule: 3", "1:11", "schedule '3': '3' is not KEY=N"},
+        {"schedule: [1, 2]", "1:11",
+         "'schedule' must be a mapping of wait, warmup, active and repeat, or a string such as "
+         "\"wait=1,warmup=1,active=3,repeat=2\", got a list"},
+        {"schedule: \"active=1\\0\"", "1:11", "'schedule' must be a mapping"},
+        {"active: 3", "1:1", "unknown key 'active' in the top level; it belongs under 'schedule'"},
+        {"summary: maybe", "1:10", "'summary' must be true or false, got 'maybe'"},
+        {"summary: [true]", "1:10", "'summary' must be true or false, got a list"},
+        {"outputs: [{format: summry}]", "1:20", "unknown format 'summry'; did you mean 'summary'?"},
+        {"outputs: [{format: excel}]", "1:20",
+         "unknown format 'excel' (expected tree, json, csv, markdown, trace, html or summary)"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        expect_error(cases[i].yaml, cases[i].pos, cases[i].needle);
+    check_excerpt(expect_error("model: m.pt\nschedule: {wait: 1, actve: 2}\n", "2:21",
+                               "did you mean 'active'?"),
+                  "schedule: {wait: 1, actve: 2}", 21);
+}
+
 /* ------------------------------------------------------------------------------------------ */
 /* Writing and reading back                                                                    */
 
@@ -589,11 +687,15 @@ static void full_fixture_round_trips(void **state) {
 static void defaults_round_trip_and_every_key_is_written(void **state) {
     (void)state;
     static const char *const keys[] = {
-        "\nmodel: ",  "\ndevice: ",     "\nmode: ",     "\ninputs: ",           "\nseed: ",
-        "\nwarmup: ", "\niterations: ", "\nthreads: ",  "\nprofile: {memory: ", "events: ",
-        "shapes: ",   "trace: ", "trace_iterations: ", "cuda_timing: ", "nvtx: ", "\npaths: ",      "\ndisplay:\n", "\n  depth: ",          "\n  sort: ",
-        "\n  top: ",  "\n  columns: ",  "\n  units: ",  "\n  ascii: ",          "\noutputs: ",
-        "\nverbose: "};
+        "\nmodel: ",          "\ndevice: ",    "\nmode: ",
+        "\ninputs: ",         "\nseed: ",      "\nwarmup: ",
+        "\niterations: ",     "\nthreads: ",   "\nprofile: {memory: ",
+        "events: ",           "shapes: ",      "trace: ",
+        "trace_iterations: ", "cuda_timing: ", "nvtx: ",
+        "\npaths: ",          "\ndisplay:\n",  "\n  depth: ",
+        "\n  sort: ",         "\n  top: ",     "\n  columns: ",
+        "\n  units: ",        "\n  ascii: ",   "\noutputs: ",
+        "\nsummary: ",        "\nverbose: "};
     lp_options o;
     lp_options_init(&o);
     char *text = write_yaml(&o);
@@ -665,6 +767,34 @@ static void awkward_strings_and_numbers_round_trip(void **state) {
     check_round_trip(&o);
 }
 
+static void schedule_and_summary_round_trip(void **state) {
+    (void)state;
+    lp_options o;
+    lp_options_init(&o);
+    /* No schedule: the key is left out, and reads back as no schedule. */
+    char *text = write_yaml(&o);
+    assert_null(strstr(text, "schedule"));
+    assert_non_null(strstr(text, "\nsummary: false\n"));
+    free(text);
+    check_round_trip(&o);
+
+    lp_output_spec outputs[2] = {{LP_FORMAT_SUMMARY, "summary_%d.md"},
+                                 {LP_FORMAT_JSON, "cycle_%d.json"}};
+    o.schedule = (lp_schedule){1, 2, 3, 4};
+    o.summary = 1;
+    o.outputs = outputs;
+    o.n_outputs = 2;
+    text = write_yaml(&o);
+    assert_non_null(strstr(text, "\nschedule: {wait: 1, warmup: 2, active: 3, repeat: 4}\n"));
+    assert_non_null(strstr(text, "\nsummary: true\n"));
+    assert_non_null(strstr(text, "{format: summary, file: \"summary_%d.md\"}"));
+    free(text);
+    check_round_trip(&o);
+
+    o.schedule = (lp_schedule){0, 0, INT_MAX, 0};
+    check_round_trip(&o);
+}
+
 static void write_refuses_what_yaml_cannot_carry(void **state) {
     (void)state;
     lp_options o;
@@ -716,9 +846,12 @@ int main(void) {
         cmocka_unit_test(examples_load_and_validate),
         cmocka_unit_test(nulls_aliases_and_boolean_spellings),
         cmocka_unit_test(quoted_strings_stay_strings),
+        cmocka_unit_test(schedule_as_a_mapping_or_a_string_and_summary),
+        cmocka_unit_test(schedule_and_summary_errors_are_positioned),
         cmocka_unit_test(full_fixture_round_trips),
         cmocka_unit_test(defaults_round_trip_and_every_key_is_written),
         cmocka_unit_test(awkward_strings_and_numbers_round_trip),
+        cmocka_unit_test(schedule_and_summary_round_trip),
         cmocka_unit_test(write_refuses_what_yaml_cannot_carry),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

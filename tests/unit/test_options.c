@@ -56,6 +56,13 @@ static void test_init_fills_in_the_documented_defaults(void **state) {
     assert_null(o.outputs);
     assert_int_equal(o.n_outputs, 0);
     assert_int_equal(o.verbose, 0);
+    assert_int_equal(o.schedule.wait, 0);
+    assert_int_equal(o.schedule.warmup, 0);
+    assert_int_equal(o.schedule.active, 0);
+    assert_int_equal(o.schedule.repeat, 0);
+    assert_null(o.on_cycle);
+    assert_null(o.on_cycle_payload);
+    assert_int_equal(o.summary, 0);
     lp_options_init(NULL); /* allowed, does nothing */
 }
 
@@ -205,6 +212,33 @@ static void test_counts_without_arrays_are_invalid(void **state) {
     ASSERT_INVALID(&o, "n_outputs is 3 but outputs is NULL");
 }
 
+static void test_schedules_are_checked_field_by_field(void **state) {
+    (void)state;
+    lp_options o = valid_options();
+    o.schedule = (lp_schedule){1, 1, 3, 2};
+    assert_int_equal(lp_options_validate(&o), LP_OK);
+    o.schedule = (lp_schedule){0, 0, 1, 0};
+    assert_int_equal(lp_options_validate(&o), LP_OK);
+    o.summary = 1;
+    assert_int_equal(lp_options_validate(&o), LP_OK);
+
+    o.schedule = (lp_schedule){-1, 0, 1, 0};
+    ASSERT_INVALID(&o, "schedule.wait must be 0 or more, not -1");
+    o.schedule = (lp_schedule){0, -2, 1, 0};
+    ASSERT_INVALID(&o, "schedule.warmup must be 0 or more, not -2");
+    o.schedule = (lp_schedule){0, 0, -3, 0};
+    ASSERT_INVALID(&o, "schedule.active must be 0 or more, not -3");
+    o.schedule = (lp_schedule){0, 0, 1, -4};
+    ASSERT_INVALID(&o, "schedule.repeat must be 0 or more, not -4");
+    /* Without active steps a schedule would never record: the field that was set is named. */
+    o.schedule = (lp_schedule){0, 2, 0, 0};
+    ASSERT_INVALID(&o, "schedule.warmup is 2 but schedule.active is 0");
+    o.schedule = (lp_schedule){5, 0, 0, 0};
+    ASSERT_INVALID(&o, "schedule.wait is 5 but schedule.active is 0");
+    o.schedule = (lp_schedule){0, 0, 0, 3};
+    ASSERT_INVALID(&o, "schedule.repeat is 3 but schedule.active is 0");
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_init_fills_in_the_documented_defaults),
@@ -216,6 +250,7 @@ int main(void) {
         cmocka_unit_test(test_device_parse_reads_the_cuda_index),
         cmocka_unit_test(test_other_out_of_range_fields_are_invalid),
         cmocka_unit_test(test_counts_without_arrays_are_invalid),
+        cmocka_unit_test(test_schedules_are_checked_field_by_field),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
