@@ -59,6 +59,10 @@ int lps_inputs_create(lps_model *m, const lp_input_spec *specs, size_t n, uint64
                       lps_inputs **out);
 void lps_inputs_free(lps_inputs *in);
 
+/* Copies `bytes` of plain data (the tensor's dtype, row-major) into input `index`, whose size
+ * must match exactly. */
+int lps_inputs_set(lps_inputs *in, size_t index, const void *data, size_t bytes);
+
 /* Runs forward once under inference mode, discarding the output. Waits for the device. */
 int lps_forward(lps_model *m, lps_inputs *in);
 
@@ -82,8 +86,7 @@ typedef struct lps_sink {
     void *ctx;
     int (*call_enter)(void *ctx, int32_t module, uint64_t t_ns);
     int (*call_exit)(void *ctx, uint64_t t_ns);
-    int (*op_start)(void *ctx, const char *name, int32_t module, uint64_t shape_key,
-                    uint64_t t_ns);
+    int (*op_start)(void *ctx, const char *name, int32_t module, uint64_t shape_key, uint64_t t_ns);
     void (*op_end)(void *ctx, uint64_t t_ns);
     void (*memory)(void *ctx, const void *ptr, int64_t bytes, int device, uint64_t t_ns);
 } lps_sink;

@@ -414,6 +414,31 @@ static void append_bytes(const c10::IValue &v, std::vector<char> &buf) {
     }
 }
 
+int lps_inputs_set(lps_inputs *in, size_t index, const void *data, size_t bytes) {
+    if (!in || (!data && bytes))
+        return lps::set_error(LP_ERR_INVALID, "lps_inputs_set: NULL argument");
+    LPS_GUARD({
+        if (index >= in->values.size())
+            return lps::set_error(LP_ERR_INVALID, "input %zu does not exist (the model takes %zu)",
+                                  index, in->values.size());
+        if (!in->values[index].isTensor())
+            return lps::set_error(LP_ERR_INVALID, "input %zu is not a tensor", index);
+        at::Tensor t = in->values[index].toTensor();
+        if ((size_t)t.nbytes() != bytes)
+            return lps::set_error(LP_ERR_INVALID,
+                                  "input %zu holds %zu bytes (%s), not the %zu given", index,
+                                  (size_t)t.nbytes(), c10::toString(t.scalar_type()), bytes);
+        c10::InferenceMode guard; // the inputs are inference tensors: updated in that mode only
+        if (t.is_cpu() && t.is_contiguous()) {
+            if (bytes) memcpy(t.data_ptr(), data, bytes);
+        } else {
+            t.copy_(
+                at::from_blob(const_cast<void *>(data), t.sizes(), t.options().device(at::kCPU)));
+        }
+        return LP_OK;
+    })
+}
+
 int lps_forward_output(lps_model *m, lps_inputs *in, void **bytes, size_t *size) {
     if (!m || !in || !bytes || !size)
         return lps::set_error(LP_ERR_INVALID, "lps_forward_output: NULL argument");

@@ -6,6 +6,7 @@
  * counting nested work twice. Memory is attributed the same way: each allocation raises the live
  * bytes of every open call, and remembers which call made it, so a later free lowers exactly the
  * calls that are both still open and enclosing that one. */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime (clock.h) */
 #include "collector.h"
 
 #include <pthread.h>
@@ -13,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "cuda_join.h"
 #include "error.h"
 #include "layerprof.h"
@@ -20,8 +22,12 @@
 
 #define LP_MAX_STACK 512
 #define LP_MAX_THREADS 64
+#define LP_REGION_INDEX_CAP (LP_MAX_REGIONS * 2) /* open addressing, at most half full */
 
-enum { FRAME_MODULE = 0, FRAME_OP = 1, FRAME_PASS = 2 };
+/* REGION frames are the program's own code segments (lp_region_begin): they sit below every
+ * module frame of a forward run inside them, measure themselves, and never make the calls above
+ * them measured (path selection still decides that). */
+enum { FRAME_MODULE = 0, FRAME_OP = 1, FRAME_PASS = 2, FRAME_REGION = 3 };
 
 typedef struct lp_frame_mem {
     int64_t live, self_live, peak, net;
@@ -33,6 +39,7 @@ typedef struct lp_frame {
     uint64_t serial;      /* unique per frame in this thread: orders calls for free attribution */
     int32_t node;         /* module node, or op row (thread-local) */
     int32_t module_frame; /* index of the innermost MODULE frame at or below this one, -1 */
+    int32_t region_frame; /* index of the innermost REGION frame at or below this one, -1 */
     uint8_t kind;
     uint8_t inferred; /* graph mode: entry inferred from an op's module */
     uint8_t measured; /* inside a selected subtree */
@@ -58,13 +65,14 @@ typedef struct lp_thread_state {
     uint64_t next_serial;
     uint64_t last_op_end; /* end of the last top-level op (graph mode exits) */
     lp_figures *mods;     /* per module node */
+    lp_figures *regs;     /* per region id (LP_MAX_REGIONS), made by the thread's first region */
     lp_row *rows;
     size_t n_rows, cap_rows;
     int32_t *row_index; /* open addressing: row + 1, 0 empty */
     size_t index_cap;
     lp_ptrmap live;
     uint64_t events, dropped, unbalanced, foreign_frees;
-    uint32_t slot; /* index in lp_collector.threads: op scope ids carry it */
+    uint32_t slot;     /* index in lp_collector.threads: op scope ids carry it */
     lp_span_buf trace; /* timeline spans and memory samples (cfg.trace) */
 } lp_thread_state;
 
@@ -84,7 +92,18 @@ struct lp_collector {
     size_t n_shapes, cap_shapes;
     _Atomic int tracing;  /* cfg.trace and inside the iterations asked for */
     lp_timeline timeline; /* merged by lp_collector_finish */
+    /* Regions and contexts. Entries are written once, under names_lock, and published through
+     * the index with a release store, so lookups in steady state take no lock. */
+    lp_region_entry *regions;      /* LP_MAX_REGIONS */
+    _Atomic int32_t *region_index; /* LP_REGION_INDEX_CAP: id + 1, 0 empty */
+    _Atomic uint32_t n_regions;
+    lp_figures *region_figs; /* merged by lp_collector_finish; NULL until a region closed */
+    uint64_t (*clock)(void); /* regions' timestamps: cfg.clock or lp_now_ns */
 };
+
+static uint64_t default_clock(void) {
+    return lp_now_ns();
+}
 
 static _Atomic uint64_t lp_generation_counter = 1;
 static _Thread_local uint64_t tls_generation;
@@ -107,6 +126,7 @@ static lp_thread_state *thread_state_new(const lp_collector *c) {
 static void thread_state_free(lp_thread_state *ts) {
     if (!ts) return;
     free(ts->mods);
+    free(ts->regs);
     free(ts->rows);
     free(ts->row_index);
     lp_ptrmap_free(&ts->live);
@@ -157,13 +177,19 @@ int lp_collector_create(lp_collector **out, lp_tree *tree, const lp_collector_co
     c->tree = tree;
     c->cfg = *cfg;
     c->measured_root = calloc(tree->n_nodes ? tree->n_nodes : 1, 1);
-    if (!c->measured_root) {
+    c->regions = calloc(LP_MAX_REGIONS, sizeof *c->regions);
+    c->region_index = calloc(LP_REGION_INDEX_CAP, sizeof *c->region_index);
+    if (!c->measured_root || !c->regions || !c->region_index) {
+        free(c->measured_root);
+        free(c->regions);
+        free(c->region_index);
         free(c);
         return lp_error_set(LP_ERR_NOMEM, "out of memory creating the collector");
     }
     for (size_t i = 0; i < tree->n_nodes; i++)
         c->measured_root[i] = cfg->selected ? cfg->selected[i] : 1;
     c->cfg.selected = NULL; /* borrowed: use the copy */
+    c->clock = cfg->clock ? cfg->clock : default_clock;
     c->generation = atomic_fetch_add(&lp_generation_counter, 1);
     pthread_mutex_init(&c->names_lock, NULL);
     if (cfg->memory)
@@ -188,6 +214,11 @@ void lp_collector_free(lp_collector *c) {
         free(c->shape_texts[i]);
     free(c->shape_texts);
     free(c->measured_root);
+    for (uint32_t i = 0; i < atomic_load(&c->n_regions); i++)
+        free(c->regions[i].name);
+    free(c->regions);
+    free(c->region_index);
+    free(c->region_figs);
     lp_timeline_free(&c->timeline);
     pthread_mutex_destroy(&c->names_lock);
     free(c);
@@ -212,6 +243,9 @@ static inline lp_frame *push(lp_thread_state *ts, int kind, int32_t node, uint64
     f->inferred = 0;
     f->measured = (uint8_t)measured;
     f->module_frame = kind == FRAME_MODULE ? ts->sp : below_module;
+    f->region_frame = kind == FRAME_REGION ? ts->sp
+                      : ts->sp             ? ts->stack[ts->sp - 1].region_frame
+                                           : -1;
     memset(f->mem, 0, sizeof f->mem);
     f->scope = 0;
     ts->sp++;
@@ -232,8 +266,10 @@ static inline void scope_enter(lp_collector *c, const lp_thread_state *ts, lp_fr
     }
 }
 
+/* Whether a call opened now inherits being measured: a region measures only itself. */
 static inline int top_measured(const lp_thread_state *ts) {
-    return ts->sp ? ts->stack[ts->sp - 1].measured : 0;
+    return ts->sp ? ts->stack[ts->sp - 1].measured && ts->stack[ts->sp - 1].kind != FRAME_REGION
+                  : 0;
 }
 
 static inline int32_t top_module_node(const lp_thread_state *ts) {
@@ -263,6 +299,15 @@ static void trace_span(const lp_collector *c, lp_thread_state *ts, const lp_fram
                              ts->sp, f->t_start, t);
 }
 
+/* A closed call's figures: count, times (self = total minus what nested calls took), memory. */
+static void record_call(lp_collector *c, lp_figures *fig, const lp_frame *f, uint64_t total) {
+    fig->calls++;
+    fig->total_ns += total;
+    fig->self_ns += total > f->child_ns ? total - f->child_ns : 0;
+    lp_welford_add(&fig->time, total);
+    if (c->cfg.memory) record_memory(c, fig, f);
+}
+
 /* Closes the top frame at time t and adds its figures to its node. */
 static void pop(lp_collector *c, lp_thread_state *ts, uint64_t t) {
     lp_frame *f = &ts->stack[--ts->sp];
@@ -272,23 +317,18 @@ static void pop(lp_collector *c, lp_thread_state *ts, uint64_t t) {
     uint64_t total = t > f->t_start ? t - f->t_start : 0;
     lp_frame *below = ts->sp ? &ts->stack[ts->sp - 1] : NULL;
     if (f->kind == FRAME_MODULE) {
-        if (f->measured) {
-            lp_figures *fig = &ts->mods[f->node];
-            fig->calls++;
-            fig->total_ns += total;
-            fig->self_ns += total > f->child_ns ? total - f->child_ns : 0;
-            if (c->cfg.memory) record_memory(c, fig, f);
-        }
-        /* The enclosing module's self time excludes this call. */
-        if (below && below->module_frame >= 0) ts->stack[below->module_frame].child_ns += total;
+        if (f->measured) record_call(c, &ts->mods[f->node], f, total);
+        /* The enclosing module's self time excludes this call; a forward's root call is a child
+         * of the region it ran in. */
+        if (below && below->module_frame >= 0)
+            ts->stack[below->module_frame].child_ns += total;
+        else if (f->region_frame >= 0)
+            ts->stack[f->region_frame].child_ns += total;
+    } else if (f->kind == FRAME_REGION) {
+        if (f->measured) record_call(c, &ts->regs[f->node], f, total);
+        if (below && below->region_frame >= 0) ts->stack[below->region_frame].child_ns += total;
     } else if (f->kind == FRAME_OP) {
-        if (f->measured && f->node >= 0) {
-            lp_figures *fig = &ts->rows[f->node].fig;
-            fig->calls++;
-            fig->total_ns += total;
-            fig->self_ns += total > f->child_ns ? total - f->child_ns : 0;
-            if (c->cfg.memory) record_memory(c, fig, f);
-        }
+        if (f->measured && f->node >= 0) record_call(c, &ts->rows[f->node].fig, f, total);
         if (below && below->kind == FRAME_OP)
             below->child_ns += total;
         else
@@ -325,7 +365,8 @@ static void move_to_module(lp_collector *c, lp_thread_state *ts, int32_t module,
     int32_t chain[LP_MAX_STACK];
     int n = 0;
     for (int32_t m = module; m >= 0 && m != top && n < LP_MAX_STACK; m = tree->nodes[m].parent)
-        if (!tree->nodes[m].container || m == module) chain[n++] = m; /* containers are never called */
+        if (!tree->nodes[m].container || m == module)
+            chain[n++] = m; /* containers are never called */
     if (top >= 0 && !is_ancestor_or_self(tree, top, module)) n = 1; /* unrelated: open it alone */
     for (int i = n - 1; i >= 0; i--) {
         int measured = c->measured_root[chain[i]] || top_measured(ts);
@@ -479,8 +520,8 @@ static int rows_rehash(lp_thread_state *ts, size_t cap) {
 
 /* The row for (parent, name, shape_key) in this thread: a probe in steady state, creation (and
  * the shape text, when shapes are kept) on first sight. */
-static int32_t find_row(lp_collector *c, lp_thread_state *ts, int32_t parent_key,
-                        const char *name, uint64_t shape_key) {
+static int32_t find_row(lp_collector *c, lp_thread_state *ts, int32_t parent_key, const char *name,
+                        uint64_t shape_key) {
     uint64_t h = hash_row_key(parent_key, name, shape_key);
     if (ts->index_cap) {
         size_t mask = ts->index_cap - 1;
@@ -627,12 +668,16 @@ int lp_collector_reset_stacks(lp_collector *c) {
     for (uint32_t i = 0; i < n && i < LP_MAX_THREADS; i++) {
         lp_thread_state *ts = c->threads[i];
         if (!ts) continue;
-        dropped += ts->sp;
+        /* Regions are the program's, opened between forwards: they sit at the bottom and stay. */
+        int keep = 0;
+        while (keep < ts->sp && ts->stack[keep].kind == FRAME_REGION)
+            keep++;
+        dropped += ts->sp - keep;
         /* Scopes are per thread (CUPTI's and NVTX's stacks): only this thread's can be closed. */
         if (ts == tls_state && tls_generation == c->generation)
-            for (int k = ts->sp - 1; k >= 0; k--)
+            for (int k = ts->sp - 1; k >= keep; k--)
                 if (ts->stack[k].scope) c->cfg.scopes.exit(c->cfg.scopes.ctx, ts->stack[k].scope);
-        ts->sp = 0;
+        ts->sp = keep;
         ts->overflow = 0;
         if (c->cfg.memory) lp_ptrmap_clear(&ts->live);
     }
@@ -640,8 +685,7 @@ int lp_collector_reset_stacks(lp_collector *c) {
 }
 
 /* Maps a thread's op row to the tree's op row with the same (module, parent, op, shapes). */
-static int32_t tree_row(lp_tree *t, int32_t module, int32_t parent_op, int32_t op,
-                        int32_t shapes) {
+static int32_t tree_row(lp_tree *t, int32_t module, int32_t parent_op, int32_t op, int32_t shapes) {
     int32_t r = parent_op >= 0 ? t->ops[parent_op].first_child : t->nodes[module].first_op;
     for (; r >= 0; r = t->ops[r].next_sibling)
         if (t->ops[r].op == op && t->ops[r].shapes == shapes) return r;
@@ -673,6 +717,18 @@ static int merge_rows(lp_collector *c, lp_thread_state *ts) {
         memset(&ts->rows[r].fig, 0, sizeof ts->rows[r].fig);
     }
     free(map);
+    return LP_OK;
+}
+
+static int merge_regions(lp_collector *c, lp_thread_state *ts) {
+    uint32_t n = atomic_load(&c->n_regions);
+    if (!ts->regs || !n) return LP_OK;
+    if (!c->region_figs && !(c->region_figs = calloc(LP_MAX_REGIONS, sizeof *c->region_figs)))
+        return lp_error_set(LP_ERR_NOMEM, "out of memory merging regions");
+    for (uint32_t r = 0; r < n; r++) {
+        lp_figures_merge(&c->region_figs[r], &ts->regs[r]);
+        memset(&ts->regs[r], 0, sizeof ts->regs[r]);
+    }
     return LP_OK;
 }
 
@@ -711,6 +767,8 @@ int lp_collector_finish(lp_collector *c) {
             memset(&ts->mods[m], 0, sizeof ts->mods[m]);
         }
         int rc = merge_rows(c, ts);
+        if (rc) return rc;
+        rc = merge_regions(c, ts);
         if (rc) return rc;
     }
     t->op_names = (const char **)c->names;
@@ -772,4 +830,143 @@ void lp_collector_get_stats(const lp_collector *c, lp_collector_stats *out) {
     }
     out->threads = n;
     out->dropped += atomic_load(&c->lost_threads);
+}
+
+/* ---- regions --------------------------------------------------------------------------------- */
+
+static uint64_t region_hash(int32_t parent, const char *name) {
+    uint64_t h =
+        0xcbf29ce484222325ull; /* FNV-1a over the text: a name may sit in a reused buffer */
+    for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+        h = (h ^ *p) * 0x100000001b3ull;
+    return h ^ (uint64_t)(uint32_t)(parent + 1) * 0x9E3779B97F4A7C15ull;
+}
+
+/* The region with this (parent, name), or -1; lock-free: entries are complete before published. */
+static int32_t region_lookup(const lp_collector *c, int32_t parent, const char *name, uint64_t h) {
+    for (size_t i = h & (LP_REGION_INDEX_CAP - 1);; i = (i + 1) & (LP_REGION_INDEX_CAP - 1)) {
+        int32_t e = atomic_load_explicit(&c->region_index[i], memory_order_acquire);
+        if (!e) return -1;
+        const lp_region_entry *r = &c->regions[e - 1];
+        if (r->parent == parent && strcmp(r->name, name) == 0) return e - 1;
+    }
+}
+
+int32_t lp_region_find(const lp_collector *c, int32_t parent, const char *name) {
+    if (!c || !name) return -1;
+    return region_lookup(c, parent, name, region_hash(parent, name));
+}
+
+int32_t lp_region_intern(lp_collector *c, int32_t parent, const char *name) {
+    if (!c || !name || parent >= (int32_t)atomic_load(&c->n_regions) || parent < -1)
+        return lp_error_set(LP_ERR_INVALID, "lp_region_intern: bad argument");
+    uint64_t h = region_hash(parent, name);
+    int32_t id = region_lookup(c, parent, name, h);
+    if (id >= 0) return id;
+    pthread_mutex_lock(&c->names_lock);
+    id = region_lookup(c, parent, name, h); /* another thread may have added it meanwhile */
+    uint32_t n = atomic_load(&c->n_regions);
+    if (id < 0 && n == LP_MAX_REGIONS)
+        id = lp_error_set(LP_ERR_UNSUPPORTED, "too many regions and contexts (at most %d)",
+                          LP_MAX_REGIONS);
+    if (id == -1) {
+        size_t len = strlen(name) + 1;
+        char *copy = malloc(len);
+        if (!copy) {
+            id = lp_error_set(LP_ERR_NOMEM, "out of memory adding region '%s'", name);
+        } else {
+            memcpy(copy, name, len);
+            lp_region_entry *r = &c->regions[n];
+            r->name = copy;
+            r->parent = parent;
+            r->context = parent < 0 ? (int32_t)n : c->regions[parent].context;
+            atomic_store(&r->enabled, 1);
+            size_t i = h & (LP_REGION_INDEX_CAP - 1);
+            while (atomic_load(&c->region_index[i]))
+                i = (i + 1) & (LP_REGION_INDEX_CAP - 1);
+            atomic_store(&c->n_regions, n + 1);
+            atomic_store_explicit(&c->region_index[i], (int32_t)n + 1, memory_order_release);
+            id = (int32_t)n;
+        }
+    }
+    pthread_mutex_unlock(&c->names_lock);
+    return id;
+}
+
+size_t lp_region_count(const lp_collector *c) {
+    return atomic_load(&((lp_collector *)c)->n_regions);
+}
+
+const lp_region_entry *lp_region_get(const lp_collector *c, int32_t id) {
+    return id >= 0 && (size_t)id < lp_region_count(c) ? &c->regions[id] : NULL;
+}
+
+const lp_figures *lp_region_figures(const lp_collector *c, int32_t id) {
+    static const lp_figures none;
+    return c->region_figs && lp_region_get(c, id) ? &c->region_figs[id] : &none;
+}
+
+void lp_region_set_enabled(lp_collector *c, int32_t id, int on) {
+    if (lp_region_get(c, id)) atomic_store(&c->regions[id].enabled, on != 0);
+}
+
+int32_t lp_collector_open_region(lp_collector *c) {
+    lp_thread_state *ts = state_of(c);
+    if (!ts || !ts->sp) return -1;
+    int rf = ts->stack[ts->sp - 1].region_frame;
+    return rf >= 0 ? ts->stack[rf].node : -1;
+}
+
+int lp_collector_region_recording(lp_collector *c) {
+    lp_thread_state *ts = state_of(c);
+    if (!ts || !ts->sp) return 1;
+    int rf = ts->stack[ts->sp - 1].region_frame;
+    return rf < 0 || ts->stack[rf].measured;
+}
+
+int lp_ev_region_begin(lp_collector *c, int32_t region, int record) {
+    lp_thread_state *ts = state_of(c);
+    if (!ts) return lp_error_set(LP_ERR_UNSUPPORTED, "more than %d threads", LP_MAX_THREADS);
+    if (!lp_region_get(c, region)) return lp_error_set(LP_ERR_INVALID, "no region %d", region);
+    if (ts->sp == LP_MAX_STACK || ts->overflow)
+        return lp_error_set(LP_ERR_STATE, "regions nested more than %d deep", LP_MAX_STACK);
+    if (record && !ts->regs && !(ts->regs = calloc(LP_MAX_REGIONS, sizeof *ts->regs)))
+        return lp_error_set(LP_ERR_NOMEM, "out of memory opening a region");
+    /* A placeholder reads no clock: that is most of what a disabled region would cost. */
+    push(ts, FRAME_REGION, region, record ? c->clock() : 0, record && ts->regs);
+    return LP_OK;
+}
+
+int lp_ev_region_end(lp_collector *c, const char *name) {
+    lp_thread_state *ts = state_of(c);
+    const lp_frame *top = ts && ts->sp ? &ts->stack[ts->sp - 1] : NULL;
+    if (!top || top->region_frame < 0)
+        return lp_error_set(LP_ERR_STATE, "lp_region_end('%s'): no region is open on this thread",
+                            name ? name : "(innermost)");
+    if (top->kind != FRAME_REGION)
+        return lp_error_set(LP_ERR_STATE,
+                            "lp_region_end: a forward is still running on this thread");
+    const char *open = c->regions[top->node].name;
+    if (name && strcmp(name, open) != 0)
+        return lp_error_set(LP_ERR_STATE,
+                            "lp_region_end('%s'): the innermost open region is '%s': end it first",
+                            name, open);
+    pop(c, ts, top->measured ? c->clock() : 0);
+    return LP_OK;
+}
+
+void lp_collector_set_tree(lp_collector *c, lp_tree *tree) {
+    c->tree = tree;
+    if (c->cfg.memory)
+        for (int d = 0; d < LP_DEV_COUNT; d++)
+            if (c->cfg.memory_devices & (1u << d)) tree->has_memory[d] = 1;
+    if (c->cfg.cuda_time) tree->has_cuda_time = 1;
+}
+
+lp_tree *lp_collector_tree(lp_collector *c) {
+    return c->tree;
+}
+
+void lp_collector_clear_regions(lp_collector *c) {
+    if (c->region_figs) memset(c->region_figs, 0, LP_MAX_REGIONS * sizeof *c->region_figs);
 }

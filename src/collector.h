@@ -7,6 +7,7 @@
 #ifndef LP_COLLECTOR_H
 #define LP_COLLECTOR_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "timeline.h"
@@ -34,13 +35,16 @@ typedef struct lp_collector_config {
     int scope_ops;           /* hooks around op calls too (they need `ops`) */
     int trace;               /* keep a timeline while lp_collector_set_tracing is on */
     size_t trace_max_spans;  /* per thread; 0: LP_TRACE_DEFAULT_MAX_SPANS */
-    int shapes;              /* op rows are keyed by (parent, name, shape_key), not (parent, name) */
+    int shapes; /* op rows are keyed by (parent, name, shape_key), not (parent, name) */
     /* With `shapes`: the text of the starting op's input shapes ("[1, 3], []"), asked only when a
      * thread sees a (parent, name, shape_key) row for the first time, from inside lp_ev_op_start
      * on the thread that runs the op. Writes like snprintf; returns the length needed, < 0 when
      * unknown. NULL: rows carry no text. */
     int (*describe_shapes)(void *payload, char *buf, size_t size);
     void *describe_payload;
+    /* The clock regions are stamped with (module and op events carry their own times); NULL:
+     * lp_now_ns. Tests give a fake one. */
+    uint64_t (*clock)(void);
 } lp_collector_config;
 
 /* The collector adds into `tree`, which must outlive it and keep its shape. */
@@ -98,5 +102,49 @@ typedef struct lp_collector_stats {
     uint32_t threads;
 } lp_collector_stats;
 void lp_collector_get_stats(const lp_collector *c, lp_collector_stats *out);
+
+/* --- regions (lp_region_begin): the program's own code segments ----------------------------------
+ * A region is named by (parent region, name); a parent of -1 makes a context, the top-level group
+ * of regions. Ids are dense from 0 in creation order and never change. At most LP_MAX_REGIONS
+ * regions and contexts together. */
+#define LP_MAX_REGIONS 512
+
+typedef struct lp_region_entry {
+    char *name;          /* owned */
+    int32_t parent;      /* -1 for a context */
+    int32_t context;     /* the context it belongs to (itself for a context) */
+    _Atomic int enabled; /* contexts: lp_context_enable */
+} lp_region_entry;
+
+/* The id of (parent, name), created on first sight (a lock and an allocation, once); lock-free
+ * and allocation-free afterwards. A negative status on failure (too many, out of memory). */
+int32_t lp_region_intern(lp_collector *c, int32_t parent, const char *name);
+/* The id of (parent, name) if it exists, else -1. Lock-free. */
+int32_t lp_region_find(const lp_collector *c, int32_t parent, const char *name);
+size_t lp_region_count(const lp_collector *c);
+/* NULL for an unknown id. Borrowed; never moves. */
+const lp_region_entry *lp_region_get(const lp_collector *c, int32_t id);
+void lp_region_set_enabled(lp_collector *c, int32_t id, int on);
+/* The figures merged by lp_collector_finish (zeros before any). Borrowed. */
+const lp_figures *lp_region_figures(const lp_collector *c, int32_t id);
+/* Zeroes the merged region figures (a schedule's fresh start). Driving thread. */
+void lp_collector_clear_regions(lp_collector *c);
+
+/* Calling thread, stamped with lp_now_ns: opens a REGION frame (record 0: a placeholder that keeps
+ * begin/end balanced and records nothing, for disabled sessions and contexts). LP_OK or a status
+ * with a message. */
+int lp_ev_region_begin(lp_collector *c, int32_t region, int record);
+/* Calling thread: closes the innermost region, which must be `name` (NULL: any). LP_ERR_STATE
+ * with a message when no region is open, a forward is running, or the names differ. */
+int lp_ev_region_end(lp_collector *c, const char *name);
+/* Calling thread: the innermost open region, or -1. */
+int32_t lp_collector_open_region(lp_collector *c);
+/* Calling thread: 0 when the innermost open region records nothing (a placeholder), else 1. */
+int lp_collector_region_recording(lp_collector *c);
+
+/* Redirects module figures to `tree` (same module structure), for forwards run in another region.
+ * Driving thread, right after lp_collector_finish, while no event arrives. */
+void lp_collector_set_tree(lp_collector *c, lp_tree *tree);
+lp_tree *lp_collector_tree(lp_collector *c);
 
 #endif

@@ -202,6 +202,11 @@ static lp_figures module_figures(const render *r, int32_t m, unsigned *groups) {
     const lp_tree_node *n = &r->t->nodes[m];
     lp_figures fig = n->fig;
     *groups = measured(n) ? LP_COLGRP_ALL : 0;
+    /* A context or the session is a group, never a call: it shows the time of what it holds. */
+    if ((n->kind == LP_NODE_CONTEXT || n->kind == LP_NODE_SESSION) && fig.total_ns) {
+        *groups = LP_COLGRP_TIME;
+        return fig;
+    }
     if (folds(r, m)) {
         if (measured(n)) {
             fig.self_ns = r->sub[m].self_ns;

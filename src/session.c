@@ -9,8 +9,11 @@
 #include <unistd.h>
 #include <time.h>
 
+#include <stdatomic.h>
+
 #include "clock.h"
 #include "collector.h"
+#include "compose.h"
 #include "cupti_collector.h"
 #include "error.h"
 #include "node_info.h"
@@ -19,6 +22,7 @@
 #include "lp_shim.h"
 #include "paths.h"
 #include "render.h"
+#include "schedule.h"
 #include "sysmem.h"
 #include "tree.h"
 
@@ -26,6 +30,8 @@ _Static_assert((int)LPS_DEV_CPU == (int)LP_DEV_CPU && (int)LPS_DEV_CUDA == (int)
                "device ids agree");
 
 #define LP_MAX_NOTES 8
+#define LP_MAX_FORWARD_REGIONS 16 /* distinct regions a session's forwards may run in */
+#define LP_MAX_MOUNTS (LP_MAX_FORWARD_REGIONS + 1) /* and forwards outside every region */
 
 struct lp_session {
     lp_options opts; /* pointers below are the session's own copies */
@@ -44,13 +50,35 @@ struct lp_session {
     uint64_t driver_ns;
     char notes[LP_MAX_NOTES][256];
     size_t n_notes;
-    char date[32];           /* ISO 8601 UTC of the last lp_session_run (or of the open) */
-    int trace_done;          /* profiled iterations recorded on the timeline so far */
+    char date[32];      /* ISO 8601 UTC of the last lp_session_run (or of the open) */
+    int trace_done;     /* profiled iterations recorded on the timeline so far */
     lp_cuda_prof *cuda; /* CUDA time per module and NVTX ranges; NULL when neither is on */
-    int capture;              /* lp_session_forward_output: keep the profiled forward's output */
+    int capture;        /* lp_session_forward_output: keep the profiled forward's output */
     void *capture_bytes;
     size_t capture_size;
+
+    /* Regions (compose.h): the module tree of forwards run in each region, mounts[0] being
+     * s->tree for forwards outside every region; the others are owned. */
+    lp_mount mounts[LP_MAX_MOUNTS];
+    size_t n_mounts;
+    lp_tree composed;       /* the report when regions exist */
+    _Atomic int dirty;      /* events since the last merge */
+    int implicit_iteration; /* recorded before any step: counted as one iteration until a step */
+    int32_t main_context;   /* region id of context "main", -1 until used */
+    _Atomic int enabled;    /* lp_session_enable */
+    _Atomic int sched_profiled; /* the current step is profiled by the schedule */
+    uint64_t step;              /* steps completed (lp_session_step, or run's forwards) */
+    int hooks_on;               /* the shim's hooks are installed on the driving thread */
+    int cycles_done;
+    /* A cycle's first warm-up or active step started: what the session holds is dropped when
+     * that cycle first records, so the last completed cycle stays readable until then. */
+    int clear_pending;
+    int partial_cycle; /* the figures held are of a cycle that has not completed */
 };
+
+static int cycle_file(const char *pattern, int cycle, char *buf, size_t size);
+static int start_step(lp_session *s);
+static const lp_tree *report_tree(const lp_session *s);
 
 static char *dup_or_null(const char *s) {
     if (!s) return NULL;
@@ -263,8 +291,8 @@ static int render_export(lp_session *s, lp_format format, const lp_render_opts *
                      .events = s->opts.events,
                      .shapes = s->opts.shapes,
                      .trace = lp_collector_timeline(s->collector)->recorded,
-                     .trace_iterations = s->opts.trace_iterations ? s->opts.trace_iterations
-                                                                  : LP_TRACE_ITERATIONS,
+                     .trace_iterations =
+                         s->opts.trace_iterations ? s->opts.trace_iterations : LP_TRACE_ITERATIONS,
                      .inputs = input_ptrs,
                      .n_inputs = s->n_inputs,
                      .paths = s->opts.paths,
@@ -275,25 +303,29 @@ static int render_export(lp_session *s, lp_format format, const lp_render_opts *
     json_t *run = lp_export_run(&m);
     if (!run) return lp_error_set(LP_ERR_NOMEM, "out of memory describing the run");
     const lp_timeline *tl = lp_collector_timeline(s->collector);
+    const lp_tree *t = report_tree(s);
     int rc;
     switch (format) {
     case LP_FORMAT_JSON:
-        rc = lp_render_json(&s->tree, run, out);
+        rc = lp_render_json(t, run, out);
         break;
     case LP_FORMAT_CSV:
-        rc = lp_render_csv(&s->tree, ro, out);
+        rc = lp_render_csv(t, ro, out);
         break;
     case LP_FORMAT_MARKDOWN:
-        rc = lp_render_markdown(&s->tree, ro, run, out);
+        rc = lp_render_markdown(t, ro, run, out);
         break;
-    case LP_FORMAT_TRACE:
+    case LP_FORMAT_TRACE: /* spans name module nodes: the module tree's */
         rc = lp_render_trace(&s->tree, tl, run, out);
         break;
     case LP_FORMAT_HTML:
-        rc = lp_render_html(&s->tree, tl, run, out);
+        rc = lp_render_html(t, tl, run, out);
+        break;
+    case LP_FORMAT_SUMMARY:
+        rc = lp_render_summary(t, ro, out);
         break;
     default:
-        rc = lp_render_tree(&s->tree, ro, out);
+        rc = lp_render_tree(t, ro, out);
         break;
     }
     json_decref(run);
@@ -312,8 +344,19 @@ int lp_session_open(lp_session **out, const lp_options *opts) {
     for (size_t i = 0; i < opts->n_outputs; i++)
         if ((rc = check_writable(opts->outputs[i].file))) return rc;
 
+    if (lp_sched_on(&opts->schedule))
+        for (size_t i = 0; i < opts->n_outputs; i++)
+            if (opts->outputs[i].file && strstr(opts->outputs[i].file, "%d")) {
+                char first[LP_PATH_MAX];
+                if ((rc = cycle_file(opts->outputs[i].file, 1, first, sizeof first)) ||
+                    (rc = check_writable(first)))
+                    return rc;
+            }
+
     lp_session *s = calloc(1, sizeof *s);
     if (!s) return lp_error_set(LP_ERR_NOMEM, "out of memory");
+    s->main_context = -1;
+    atomic_store(&s->enabled, 1);
     if ((rc = copy_options(s, opts))) goto fail;
 
     lps_set_verbose(opts->verbose);
@@ -330,6 +373,8 @@ int lp_session_open(lp_session **out, const lp_options *opts) {
         goto fail;
     }
     if ((rc = build_tree(s))) goto fail;
+    s->mounts[0] = (lp_mount){-1, &s->tree};
+    s->n_mounts = 1;
 
     if (opts->n_inputs) {
         memcpy(s->inputs, opts->inputs, opts->n_inputs * sizeof *s->inputs);
@@ -358,9 +403,12 @@ int lp_session_open(lp_session **out, const lp_options *opts) {
         .selected = s->selected};
     if (strncmp(s->device, "cuda", 4) == 0) cc.memory_devices |= 1u << LP_DEV_CPU;
     /* CUDA kernel time per module (CUPTI, else the shim's CUDA events) and NVTX ranges. */
-    lp_cuda_events_backend events = {s->model,         lps_cuda_events_begin,
-                                     lps_cuda_events_push,    lps_cuda_events_pop,
-                                     lps_cuda_events_collect, lps_cuda_events_end,
+    lp_cuda_events_backend events = {s->model,
+                                     lps_cuda_events_begin,
+                                     lps_cuda_events_push,
+                                     lps_cuda_events_pop,
+                                     lps_cuda_events_collect,
+                                     lps_cuda_events_end,
                                      lps_cuda_events_error};
     lp_cuda_prof_config pc = {.cuda_device = strncmp(s->device, "cuda", 4) == 0,
                               .timing = (int)opts->cuda_timing,
@@ -376,6 +424,7 @@ int lp_session_open(lp_session **out, const lp_options *opts) {
     cc.describe_shapes = cc.shapes ? describe_shapes : NULL;
     cc.trace = wants_timeline(opts); /* the trace output, the HTML memory-over-time view */
     if ((rc = lp_collector_create(&s->collector, &s->tree, &cc))) goto fail;
+    if ((rc = start_step(s))) goto fail;
     lp_export_date((long long)time(NULL), s->date, sizeof s->date);
 
     if (opts->mode == LP_MODE_HOOKS)
@@ -416,6 +465,216 @@ static void sink_memory(void *c, const void *p, int64_t b, int d, uint64_t t) {
     lp_ev_memory(c, p, b, d, t);
 }
 
+/* ---- hooks, mounts, merging ---------------------------------------------------------------- */
+
+static int hooks_install(lp_session *s) {
+    if (s->hooks_on) return LP_OK;
+    lps_sink sink = {s->collector,  sink_call_enter, sink_call_exit,
+                     sink_op_start, sink_op_end,     sink_memory};
+    unsigned hooks = LPS_HOOK_MODULES;
+    if (s->opts.events || s->opts.mode == LP_MODE_GRAPH) hooks |= LPS_HOOK_OPS;
+    if (s->opts.memory) hooks |= LPS_HOOK_MEMORY;
+    if (s->opts.events && s->opts.shapes) hooks |= LPS_HOOK_SHAPES;
+    int rc = lps_profile_begin(s->model, &sink, hooks);
+    if (rc) return shim_error(rc);
+    if ((rc = lp_cuda_prof_begin(s->cuda))) {
+        lps_profile_end(s->model);
+        return rc;
+    }
+    s->hooks_on = 1;
+    return LP_OK;
+}
+
+/* Removes the hooks; CUDA records are joined here, before any merge. */
+static int hooks_remove(lp_session *s) {
+    if (!s->hooks_on) return LP_OK;
+    lp_collector_set_tracing(s->collector, 0);
+    lps_profile_end(s->model);
+    s->hooks_on = 0;
+    return lp_cuda_prof_end(s->cuda, s->collector);
+}
+
+/* Merges what the threads recorded into the trees, and recomposes the report when regions exist.
+ * Driving thread, with no forward running and no region call in flight on another thread. */
+static int sync_report(lp_session *s) {
+    if (!atomic_exchange(&s->dirty, 0)) return LP_OK;
+    int rc = lp_collector_finish(s->collector);
+    if (rc) return rc;
+    if (s->tree.iterations == 0 && s->tree.nodes[0].fig.calls + lp_region_count(s->collector)) {
+        s->tree.iterations = 1; /* a program that never stepped: its whole recording */
+        s->implicit_iteration = 1;
+    }
+    lp_tree_set_shares(&s->tree);
+    if (!lp_region_count(s->collector)) return LP_OK;
+    return lp_compose(&s->composed, s->collector, s->mounts, s->n_mounts, s->tree.iterations);
+}
+
+/* The tree every reader sees: the module tree, or the composed one once regions exist. */
+static const lp_tree *report_tree(const lp_session *s) {
+    lp_session *m = (lp_session *)s; /* merging pending events changes no figure already read */
+    if (sync_report(m)) return &s->tree;
+    return lp_region_count(s->collector) ? &s->composed : &s->tree;
+}
+
+/* A mount's tree: the module tree's shape, no figures. */
+static int mount_new(lp_session *s, int32_t region, lp_tree **out) {
+    if (s->n_mounts == LP_MAX_MOUNTS)
+        return lp_error_set(LP_ERR_UNSUPPORTED,
+                            "forwards ran in more than %d different regions of one session",
+                            LP_MAX_FORWARD_REGIONS);
+    lp_tree *t = calloc(1, sizeof *t);
+    if (!t) return lp_error_set(LP_ERR_NOMEM, "out of memory");
+    lp_tree_init(t);
+    int rc = LP_OK;
+    for (size_t i = 0; i < s->tree.n_nodes && rc >= 0; i++) {
+        const lp_tree_node *n = &s->tree.nodes[i];
+        rc = lp_tree_add(t, n->path, n->class_name, n->parent);
+        if (rc >= 0) t->nodes[rc].container = n->container;
+    }
+    if (rc < 0) {
+        lp_tree_free(t);
+        free(t);
+        return rc;
+    }
+    s->mounts[s->n_mounts++] = (lp_mount){region, t};
+    *out = t;
+    return LP_OK;
+}
+
+/* Points the collector at the tree of the region the next forward runs in. */
+static int target_for_forward(lp_session *s) {
+    int32_t region = lp_collector_open_region(s->collector);
+    lp_tree *t = NULL;
+    for (size_t i = 0; i < s->n_mounts && !t; i++)
+        if (s->mounts[i].region == region) t = s->mounts[i].tree;
+    int rc = t ? LP_OK : mount_new(s, region, &t);
+    if (rc || lp_collector_tree(s->collector) == t) return rc;
+    if ((rc = lp_collector_finish(s->collector))) return rc; /* the old tree's figures first */
+    lp_collector_set_tree(s->collector, t);
+    return LP_OK;
+}
+
+/* A schedule's fresh start: every figure recorded so far is dropped. */
+static int clear_figures(lp_session *s) {
+    atomic_store(&s->dirty, 1);
+    int rc = sync_report(s);
+    if (rc) return rc;
+    for (size_t i = 0; i < s->n_mounts; i++) {
+        lp_tree *t = s->mounts[i].tree;
+        for (size_t n = 0; n < t->n_nodes; n++) {
+            memset(&t->nodes[n].fig, 0, sizeof t->nodes[n].fig);
+            t->nodes[n].first_op = -1;
+        }
+        t->n_ops = 0;
+    }
+    lp_collector_clear_regions(s->collector);
+    s->tree.iterations = 0;
+    s->implicit_iteration = 0;
+    s->driver_ns = 0;
+    atomic_store(&s->dirty, 1);
+    return LP_OK;
+}
+
+/* ---- steps and the schedule ----------------------------------------------------------------- */
+
+/* "report_%d.json" with the cycle number in place of the first "%d"; nothing else is a format. */
+static int cycle_file(const char *pattern, int cycle, char *buf, size_t size) {
+    const char *at = strstr(pattern, "%d");
+    int n = at ? snprintf(buf, size, "%.*s%d%s", (int)(at - pattern), pattern, cycle, at + 2)
+               : snprintf(buf, size, "%s", pattern);
+    if (n < 0 || (size_t)n >= size)
+        return lp_error_set(LP_ERR_INVALID, "output file name too long: '%s'", pattern);
+    return LP_OK;
+}
+
+static int is_cycle_output(const lp_session *s, const lp_output_spec *o) {
+    return lp_sched_on(&s->opts.schedule) && o->file && strstr(o->file, "%d");
+}
+
+static int write_one(lp_session *s, const lp_output_spec *o);
+
+/* A cycle completed: its figures go to the callback and to the outputs named per cycle. */
+static int cycle_done(lp_session *s, int cycle) {
+    int rc = hooks_remove(s);
+    atomic_store(&s->dirty, 1);
+    if (!rc) rc = sync_report(s);
+    if (rc) return rc;
+    s->cycles_done = cycle;
+    s->partial_cycle = 0;
+    if (s->opts.on_cycle) s->opts.on_cycle(s, cycle, s->opts.on_cycle_payload);
+    for (size_t i = 0; i < s->opts.n_outputs && !rc; i++) {
+        if (!is_cycle_output(s, &s->outputs[i])) continue;
+        char file[LP_PATH_MAX];
+        lp_output_spec o = s->outputs[i];
+        if (!(rc = cycle_file(o.file, cycle, file, sizeof file))) {
+            o.file = file;
+            rc = write_one(s, &o);
+        }
+    }
+    return rc;
+}
+
+/* Whether the step now starting is profiled. A cycle's warm-up starts fresh, and so does its
+ * first active step (dropping the warm-up). */
+static int start_step(lp_session *s) {
+    const lp_schedule *sc = &s->opts.schedule;
+    lp_sched_phase phase = lp_sched_phase_of(sc, s->step);
+    atomic_store(&s->sched_profiled, lp_sched_profiled(phase));
+    if (!lp_sched_on(sc)) return LP_OK;
+    int warmup_starts = phase == LP_SCHED_WARMUP &&
+                        (s->step == 0 || lp_sched_phase_of(sc, s->step - 1) != LP_SCHED_WARMUP);
+    if (warmup_starts || lp_sched_starts_active(sc, s->step)) s->clear_pending = 1;
+    return LP_OK;
+}
+
+/* Before the first recording of a step that starts fresh. Driving thread. */
+static int apply_pending_clear(lp_session *s) {
+    if (!s->clear_pending) return LP_OK;
+    s->clear_pending = 0;
+    s->partial_cycle = 1;
+    return clear_figures(s);
+}
+
+static int end_step(lp_session *s) {
+    const lp_schedule *sc = &s->opts.schedule;
+    int rc = LP_OK;
+    if (atomic_load(&s->sched_profiled)) {
+        if (s->implicit_iteration)
+            s->implicit_iteration = 0; /* already counted when it was merged */
+        else
+            s->tree.iterations++;
+        atomic_store(&s->dirty, 1);
+    }
+    if (lp_sched_on(sc) && lp_sched_ends_cycle(sc, s->step))
+        rc = cycle_done(s, lp_sched_cycle_of(sc, s->step));
+    s->step++;
+    int src = start_step(s);
+    return rc ? rc : src;
+}
+
+/* Recorded now: the session and schedule say so, and no placeholder region is innermost. */
+static int profiling_now(lp_session *s) {
+    return atomic_load(&s->enabled) && atomic_load(&s->sched_profiled) &&
+           lp_collector_region_recording(s->collector);
+}
+
+/* One forward, profiled or not; the hooks must already be as `profiled` says. */
+static int forward_once(lp_session *s, int profiled, int tracing) {
+    lp_collector_set_tracing(s->collector, profiled && tracing);
+    int rc = s->capture
+                 ? lps_forward_output(s->model, s->tensors, &s->capture_bytes, &s->capture_size)
+                 : lps_forward(s->model, s->tensors);
+    if (rc) {
+        rc = shim_error(rc);
+        lp_collector_reset_stacks(s->collector);
+        return rc;
+    }
+    if (!profiled) return LP_OK;
+    s->driver_ns += lps_last_forward_ns(s->model);
+    atomic_store(&s->dirty, 1);
+    return lp_cuda_prof_iteration_done(s->cuda, s->collector);
+}
+
 int lp_session_run(lp_session *s) {
     if (!s) return lp_error_set(LP_ERR_INVALID, "lp_session_run: session is NULL");
     int rc;
@@ -426,44 +685,167 @@ int lp_session_run(lp_session *s) {
         progress(s, LP_PHASE_WARMUP, i + 1, s->opts.warmup);
     }
     progress(s, LP_PHASE_PROFILE, 0, s->opts.iterations);
-
-    lps_sink sink = {s->collector,  sink_call_enter, sink_call_exit,
-                     sink_op_start, sink_op_end,     sink_memory};
-    unsigned hooks = LPS_HOOK_MODULES;
-    if (s->opts.events || s->opts.mode == LP_MODE_GRAPH) hooks |= LPS_HOOK_OPS;
-    if (s->opts.memory) hooks |= LPS_HOOK_MEMORY;
-    if (s->opts.events && s->opts.shapes) hooks |= LPS_HOOK_SHAPES;
-    if ((rc = lps_profile_begin(s->model, &sink, hooks))) return shim_error(rc);
-    if ((rc = lp_cuda_prof_begin(s->cuda))) {
-        lps_profile_end(s->model);
-        return rc;
-    }
+    if ((rc = target_for_forward(s))) return rc;
     int trace_cap = s->opts.trace_iterations ? s->opts.trace_iterations : LP_TRACE_ITERATIONS;
-    for (int i = 0; i < s->opts.iterations; i++) {
+    for (int i = 0; i < s->opts.iterations && !rc; i++) {
+        int profiled = profiling_now(s);
+        rc = profiled ? apply_pending_clear(s) : LP_OK;
+        if (!rc) rc = profiled ? hooks_install(s) : hooks_remove(s);
         int tracing = s->trace_done < trace_cap;
-        lp_collector_set_tracing(s->collector, tracing);
-        rc = s->capture ? lps_forward_output(s->model, s->tensors, &s->capture_bytes,
-                                             &s->capture_size)
-                        : lps_forward(s->model, s->tensors);
-        if (rc) {
-            rc = shim_error(rc);
-            lp_collector_reset_stacks(s->collector);
-            break;
-        }
-        s->driver_ns += lps_last_forward_ns(s->model);
-        lp_collector_count_iteration(s->collector);
-        s->trace_done += tracing;
+        if (!rc) rc = forward_once(s, profiled, tracing);
+        if (rc) break;
+        s->trace_done += profiled && tracing;
         progress(s, LP_PHASE_PROFILE, i + 1, s->opts.iterations);
-        if ((rc = lp_cuda_prof_iteration_done(s->cuda, s->collector))) break;
+        rc = end_step(s); /* each forward is a step */
     }
-    lp_collector_set_tracing(s->collector, 0);
-    lps_profile_end(s->model);
-    int crc = lp_cuda_prof_end(s->cuda, s->collector); /* joins CUDA records before the merge */
-    if (!rc) rc = crc;
-    int frc = lp_collector_finish(s->collector);
+    int hrc = hooks_remove(s);
+    if (!rc) rc = hrc;
+    atomic_store(&s->dirty, 1);
+    int frc = sync_report(s);
     if (!frc) timeline_done(s);
     progress(s, LP_PHASE_DONE, s->opts.iterations, s->opts.iterations);
     return rc ? rc : frc;
+}
+
+int lp_session_forward(lp_session *s, void **output, size_t *output_size) {
+    if (!s) return lp_error_set(LP_ERR_INVALID, "lp_session_forward: session is NULL");
+    if (output && !output_size)
+        return lp_error_set(LP_ERR_INVALID, "lp_session_forward: output_size is NULL");
+    if (output) *output = NULL;
+    if (output_size) *output_size = 0;
+    int profiled = profiling_now(s);
+    int rc = profiled ? apply_pending_clear(s) : LP_OK;
+    if (!rc && profiled) rc = target_for_forward(s);
+    if (!rc && profiled) rc = hooks_install(s);
+    int trace_cap = s->opts.trace_iterations ? s->opts.trace_iterations : LP_TRACE_ITERATIONS;
+    int tracing = s->trace_done < trace_cap;
+    s->capture = output != NULL;
+    s->capture_bytes = NULL;
+    if (!rc) rc = forward_once(s, profiled, tracing);
+    s->capture = 0;
+    if (!rc && profiled) s->trace_done += tracing;
+    int hrc = hooks_remove(s); /* hooks stay only for the forward: other code runs unobserved */
+    if (!rc) rc = hrc;
+    if (rc) {
+        free(s->capture_bytes);
+    } else if (output) {
+        *output = s->capture_bytes;
+        *output_size = s->capture_size;
+    }
+    s->capture_bytes = NULL;
+    return rc;
+}
+
+int lp_session_set_input(lp_session *s, size_t index, const void *data, size_t bytes) {
+    if (!s || (!data && bytes))
+        return lp_error_set(LP_ERR_INVALID, "lp_session_set_input: NULL argument");
+    int rc = lps_inputs_set(s->tensors, index, data, bytes);
+    return rc ? shim_error(rc) : LP_OK;
+}
+
+int lp_session_step(lp_session *s) {
+    if (!s) return lp_error_set(LP_ERR_INVALID, "lp_session_step: session is NULL");
+    return end_step(s);
+}
+
+int lp_session_enable(lp_session *s, int enabled) {
+    if (!s) return lp_error_set(LP_ERR_INVALID, "lp_session_enable: session is NULL");
+    atomic_store(&s->enabled, enabled != 0);
+    return LP_OK;
+}
+
+/* ---- regions -------------------------------------------------------------------------------- */
+
+/* Region and context names become path segments: "main/preprocess". */
+static int check_name(const char *what, const char *name, const char *caller) {
+    if (!name) return lp_error_set(LP_ERR_INVALID, "%s: the %s name is NULL", caller, what);
+    if (!*name || strchr(name, '/'))
+        return lp_error_set(LP_ERR_INVALID,
+                            "%s: bad %s name '%s' (it must be non-empty, without '/')", caller,
+                            what, name);
+    return LP_OK;
+}
+
+static int32_t context_id(lp_session *s, const char *context) {
+    if (strcmp(context, "main") == 0 && s->main_context >= 0) return s->main_context;
+    int32_t id = lp_region_intern(s->collector, -1, context);
+    if (id >= 0 && strcmp(context, "main") == 0) s->main_context = id;
+    return id;
+}
+
+/* A new region's name: a path segment ("main/preprocess") that no module path under its parent
+ * can be ("main/stem" when forwards run in "main"), so every path names one node. */
+static int check_new_region(const lp_session *s, const char *name, const char *caller) {
+    if (!*name || strchr(name, '/'))
+        return lp_error_set(LP_ERR_INVALID,
+                            "%s: bad region name '%s' (it must be non-empty, without '/')", caller,
+                            name);
+    for (int32_t m = s->tree.nodes[0].first_child; m >= 0; m = s->tree.nodes[m].next_sibling)
+        if (strcmp(s->tree.nodes[m].path, name) == 0)
+            return lp_error_set(LP_ERR_INVALID,
+                                "%s: region name '%s' is also a module of the model: a forward's "
+                                "'%s' would have the same path; pick another name",
+                                caller, name, name);
+    return LP_OK;
+}
+
+static int region_open(lp_session *s, int32_t parent, const char *name, const char *caller) {
+    if (lp_region_find(s->collector, parent, name) < 0) { /* first sight: the checks, once */
+        int rc = check_new_region(s, name, caller);
+        if (rc) return rc;
+    }
+    int32_t id = lp_region_intern(s->collector, parent, name);
+    if (id < 0) return id;
+    const lp_region_entry *e = lp_region_get(s->collector, id);
+    int record = profiling_now(s) && atomic_load(&lp_region_get(s->collector, e->context)->enabled);
+    int rc = record ? apply_pending_clear(s) : LP_OK;
+    if (!rc) rc = lp_ev_region_begin(s->collector, id, record);
+    if (!rc) atomic_store_explicit(&s->dirty, 1, memory_order_relaxed);
+    return rc;
+}
+
+int lp_region_begin(lp_session *s, const char *name) {
+    if (!s) return lp_error_set(LP_ERR_INVALID, "lp_region_begin: session is NULL");
+    if (!name) return lp_error_set(LP_ERR_INVALID, "lp_region_begin: the region name is NULL");
+    int32_t parent = lp_collector_open_region(s->collector);
+    if (parent < 0 && (parent = context_id(s, "main")) < 0) return parent;
+    return region_open(s, parent, name, "lp_region_begin");
+}
+
+int lp_region_begin_in(lp_session *s, const char *context, const char *name) {
+    if (!s) return lp_error_set(LP_ERR_INVALID, "lp_region_begin_in: session is NULL");
+    int rc = check_name("context", context, "lp_region_begin_in");
+    if (rc) return rc;
+    if (!name) return lp_error_set(LP_ERR_INVALID, "lp_region_begin_in: the region name is NULL");
+    int32_t ctx = context_id(s, context);
+    if (ctx < 0) return ctx;
+    int32_t parent = lp_collector_open_region(s->collector);
+    if (parent >= 0 && lp_region_get(s->collector, parent)->context != ctx) {
+        const lp_region_entry *open = lp_region_get(s->collector, parent);
+        return lp_error_set(LP_ERR_STATE,
+                            "lp_region_begin_in('%s', '%s'): region '%s' of context '%s' is open: "
+                            "a region nests only in its own context",
+                            context, name, open->name,
+                            lp_region_get(s->collector, open->context)->name);
+    }
+    return region_open(s, parent >= 0 ? parent : ctx, name, "lp_region_begin_in");
+}
+
+int lp_region_end(lp_session *s, const char *name) {
+    if (!s) return lp_error_set(LP_ERR_INVALID, "lp_region_end: session is NULL");
+    int rc = lp_ev_region_end(s->collector, name);
+    if (!rc) atomic_store_explicit(&s->dirty, 1, memory_order_relaxed);
+    return rc;
+}
+
+int lp_context_enable(lp_session *s, const char *context, int enabled) {
+    if (!s) return lp_error_set(LP_ERR_INVALID, "lp_context_enable: session is NULL");
+    int rc = check_name("context", context, "lp_context_enable");
+    if (rc) return rc;
+    int32_t id = context_id(s, context);
+    if (id < 0) return id;
+    lp_region_set_enabled(s->collector, id, enabled);
+    return LP_OK;
 }
 
 int lp_session_render(lp_session *s, lp_format format, FILE *out) {
@@ -480,7 +862,7 @@ int lp_session_render(lp_session *s, lp_format format, FILE *out) {
     ro.units = s->opts.units;
     ro.ascii = s->opts.ascii;
     ro.show_ops = s->opts.events;
-    const char *notes[LP_MAX_NOTES + 2 + 6];
+    const char *notes[LP_MAX_NOTES + 3 + 6];
     size_t n = 0;
     for (size_t i = 0; i < s->n_notes; i++)
         notes[n++] = s->notes[i];
@@ -498,14 +880,22 @@ int lp_session_render(lp_session *s, lp_format format, FILE *out) {
             (unsigned long long)(st.dropped + st.unbalanced), (unsigned long long)st.unbalanced);
         notes[n++] = extra[0];
     }
-    if (!s->tree.iterations) {
+    const lp_tree *t = report_tree(s);
+    char partial[160];
+    if (s->partial_cycle) {
+        snprintf(partial, sizeof partial,
+                 "note: schedule cycle %d has not completed: these figures are of its steps so far",
+                 s->cycles_done + 1);
+        notes[n++] = partial;
+    }
+    if (!t->iterations) {
         snprintf(extra[1], sizeof extra[1], "note: no profiled iteration completed");
         notes[n++] = extra[1];
     }
     ro.notes = notes;
     ro.n_notes = n;
     if (format != LP_FORMAT_TREE) return render_export(s, format, &ro, out);
-    return lp_render_tree(&s->tree, &ro, out);
+    return lp_render_tree(t, &ro, out);
 }
 
 static int write_one(lp_session *s, const lp_output_spec *o) {
@@ -526,15 +916,20 @@ static int write_one(lp_session *s, const lp_output_spec *o) {
 
 int lp_session_write_outputs(lp_session *s) {
     if (!s) return lp_error_set(LP_ERR_INVALID, "lp_session_write_outputs: session is NULL");
+    int rc = LP_OK;
     if (!s->opts.n_outputs) {
         lp_output_spec o = {LP_FORMAT_TREE, NULL};
-        return write_one(s, &o);
+        rc = write_one(s, &o);
     }
-    for (size_t i = 0; i < s->opts.n_outputs; i++) {
-        int rc = write_one(s, &s->outputs[i]);
-        if (rc) return rc;
+    /* Outputs named per cycle were written as each cycle completed. */
+    for (size_t i = 0; i < s->opts.n_outputs && !rc; i++)
+        if (!is_cycle_output(s, &s->outputs[i])) rc = write_one(s, &s->outputs[i]);
+    if (!rc && s->opts.summary) {
+        lp_output_spec o = {LP_FORMAT_SUMMARY, NULL};
+        if (fputc('\n', stdout) == EOF) return lp_error_set(LP_ERR_IO, "cannot write the summary");
+        rc = write_one(s, &o);
     }
-    return LP_OK;
+    return rc;
 }
 
 int lp_session_forward_output(lp_session *s, int profiled, void **bytes, size_t *size) {
@@ -576,6 +971,11 @@ void lp_session_close(lp_session *s) {
     lps_inputs_free(s->tensors);
     lps_model_free(s->model);
     lp_collector_free(s->collector);
+    for (size_t i = 1; i < s->n_mounts; i++) {
+        lp_tree_free(s->mounts[i].tree);
+        free(s->mounts[i].tree);
+    }
+    lp_tree_free(&s->composed);
     lp_tree_free(&s->tree);
     free(s->selected);
     free(s->model_path);
@@ -590,19 +990,18 @@ void lp_session_close(lp_session *s) {
 
 int lp_session_node_count(const lp_session *s, size_t *out) {
     if (!s || !out) return lp_error_set(LP_ERR_INVALID, "lp_session_node_count: NULL argument");
-    *out = s->tree.n_nodes;
+    *out = report_tree(s)->n_nodes;
     return LP_OK;
 }
 
-
 int lp_session_node(const lp_session *s, size_t index, lp_node_info *out) {
     if (!s || !out) return lp_error_set(LP_ERR_INVALID, "lp_session_node: NULL argument");
-    return lp_tree_node_info(&s->tree, index, out, "lp_session_node");
+    return lp_tree_node_info(report_tree(s), index, out, "lp_session_node");
 }
 
 int lp_session_find(const lp_session *s, const char *path, size_t *out) {
     if (!s || !path || !out) return lp_error_set(LP_ERR_INVALID, "lp_session_find: NULL argument");
-    int32_t i = lp_tree_find(&s->tree, path);
+    int32_t i = lp_tree_find(report_tree(s), path);
     if (i < 0) return lp_error_set(LP_ERR_NOT_FOUND, "no module at path '%s'", path);
     *out = (size_t)i;
     return LP_OK;
@@ -614,16 +1013,16 @@ int lp_session_is_frozen(const lp_session *s) {
 
 int lp_session_op_count(const lp_session *s, size_t *out) {
     if (!s || !out) return lp_error_set(LP_ERR_INVALID, "lp_session_op_count: NULL argument");
-    *out = s->tree.n_ops;
+    *out = report_tree(s)->n_ops;
     return LP_OK;
 }
 
 int lp_session_op(const lp_session *s, size_t index, lp_op_info *out) {
     if (!s || !out) return lp_error_set(LP_ERR_INVALID, "lp_session_op: NULL argument");
-    if (index >= s->tree.n_ops)
+    const lp_tree *t = report_tree(s);
+    if (index >= t->n_ops)
         return lp_error_set(LP_ERR_INVALID, "op row %zu out of range (%zu op rows)", index,
-                            s->tree.n_ops);
-    const lp_tree *t = &s->tree;
+                            t->n_ops);
     const lp_op_node *o = &t->ops[index];
     uint64_t it = t->iterations;
     memset(out, 0, sizeof *out);
