@@ -3,9 +3,10 @@
 # means.
 #
 #   bench/run.sh [--quick | --smoke] [--build DIR] [--no-build] [--clock cpu|wall] [--models a,b,...]
+#                [--region-models a,b,...]
 #
-#   (default)  the full run, ~7 minutes on 2 cores
-#   --quick    fewer repetitions, no diagnostic rows, smaller trees: ~1 minute, noisier
+#   (default)  the full run, ~8 minutes on 2 cores
+#   --quick    fewer repetitions, no diagnostic rows, smaller trees: ~75 s, noisier
 #   --smoke    tiny repetition counts: proves the harness works (ctest bench.smoke); the numbers
 #              mean nothing
 #   --build    the CMake build directory (default: $LP_BUILD_DIR, else build-bench/ in the repo)
@@ -13,6 +14,8 @@
 #   --clock    cpu (default: each forward's thread CPU time, robust to a busy machine) or wall
 #   --models   the models to run (default: alexnet,resnet18,mobilenet_v2,transformer,lstm_cell,
 #              nested), from $LP_MODELS_DIR (default: models/ in the repo)
+#   --region-models  the models of the regions benchmark (default: nested,resnet18; the micro part
+#              opens a session on the first)
 #
 # Budgets are printed as PASS or MISS and never change the exit status; it is non-zero only when
 # a benchmark program itself failed.
@@ -24,6 +27,7 @@ build=${LP_BUILD_DIR:-$repo/build-bench}
 profile=full
 do_build=1
 models=alexnet,resnet18,mobilenet_v2,transformer,lstm_cell,nested
+region_models=nested,resnet18
 clock=cpu
 
 while [ $# -gt 0 ]; do
@@ -37,18 +41,24 @@ while [ $# -gt 0 ]; do
     --clock=*) clock=${1#--clock=} ;;
     --models) models=$2; shift ;;
     --models=*) models=${1#--models=} ;;
-    -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --region-models) region_models=$2; shift ;;
+    --region-models=*) region_models=${1#--region-models=} ;;
+    -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "run.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
     esac
     shift
 done
 models_dir=${LP_MODELS_DIR:-$repo/models}
 
-# Seconds of forwards per setting per model, interleaving rounds, and the rest, per profile.
+# Seconds of forwards per setting per model, interleaving rounds, and the rest, per profile
+# (pairs: region begin/end pairs per block of the regions micro benchmark).
 case $profile in
-full)  target=4;    rounds=20; reps=9; thru=2;    tree_max=100000; tree_reps=3; iter_max=1000; diag=1 ;;
-quick) target=0.6;  rounds=8;  reps=3; thru=0.5;  tree_max=10000;  tree_reps=2; iter_max=1000; diag=0 ;;
+full)  target=4;    rounds=20; reps=9; thru=2;    tree_max=100000; tree_reps=3; iter_max=1000; diag=1
+       pairs=1000000 ;;
+quick) target=0.6;  rounds=8;  reps=3; thru=0.5;  tree_max=10000;  tree_reps=2; iter_max=1000; diag=0
+       pairs=1000000 ;;
 smoke) target=0.02; rounds=2;  reps=1; thru=0.02; tree_max=10000;  tree_reps=1; iter_max=100;  diag=1
+       pairs=10000
        [ "$models" = alexnet,resnet18,mobilenet_v2,transformer,lstm_cell,nested ] &&
            models=resnet18,lstm_cell,nested ;;
 esac
@@ -63,6 +73,7 @@ if [ $do_build = 1 ]; then
 fi
 core=$build/bench/lp_bench_core
 torch=$build/bench/lp_bench_torch
+regions=$build/bench/lp_bench_regions
 [ -x "$core" ] || { echo "run.sh: $core not built" >&2; exit 1; }
 
 ncores=$(nproc)
@@ -140,6 +151,37 @@ else
         run REPORT "$torch" report "$models_dir/resnet18.pt" --reps "$reps"
     else
         echo "  skipped: resnet18.pt not found"
+    fi
+fi
+
+# ---- regions, steps, a disabled session (the public API) -------------------------------------
+echo
+echo "== Regions: one lp_region_begin + lp_region_end pair, back to back (ns of CPU time) =="
+if [ ! -x "$regions" ]; then
+    echo "  skipped: lp_bench_regions was not built (no libtorch)"
+else
+    IFS=, read -r -a region_list <<<"$region_models"
+    region_pts=()
+    for m in "${region_list[@]}"; do
+        if [ -f "$models_dir/$m.pt" ]; then
+            region_pts+=("$models_dir/$m.pt")
+        else
+            echo "  $m: $models_dir/$m.pt not found (export the models: see models/README.md); skipped"
+        fi
+    done
+    if [ ${#region_pts[@]} = 0 ]; then
+        echo "  skipped: no model to open a session on"
+    else
+        printf '  %-13s  %8s  %12s  %8s  %s\n' setting ns/pair x_empty±noise +ns "pairs x rounds"
+        run MICRO "$regions" micro "${region_pts[0]}" --pairs "$pairs" --rounds "$rounds"
+        echo
+        echo "== Regions in a program's loop: 3 regions + forward + step per iteration vs bare forwards ($clock clock) =="
+        printf '  %-12s  %-11s  %-6s  %-4s  %10s  %13s  %9s  %10s  %8s  %s\n' model setting calls \
+            prof us/iter x_bare±noise +us/iter in_loop_ns +ns "rounds x iters"
+        for pt in "${region_pts[@]}"; do
+            run MACRO "$regions" macro "$pt" --target-s "$target" --rounds "$rounds" \
+                --clock "$clock" --diag "$diag"
+        done
     fi
 fi
 

@@ -638,7 +638,8 @@ static int apply_pending_clear(lp_session *s) {
 static int end_step(lp_session *s) {
     const lp_schedule *sc = &s->opts.schedule;
     int rc = LP_OK;
-    if (atomic_load(&s->sched_profiled)) {
+    /* A disabled session's steps record nothing: counting them would dilute every mean. */
+    if (atomic_load(&s->sched_profiled) && atomic_load(&s->enabled)) {
         if (s->implicit_iteration)
             s->implicit_iteration = 0; /* already counted when it was merged */
         else

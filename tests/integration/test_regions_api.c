@@ -148,6 +148,7 @@ static void a_disabled_session_records_nothing_until_enabled(void **state) {
     iteration(s);
     assert_int_equal(node_at(s, "main/forward").raw_calls, 1);
     assert_int_equal(node_at(s, "main/forward/").raw_calls, 1);
+    assert_int_equal(node_at(s, "main/forward").iterations, 1); /* disabled steps do not count */
     lp_session_close(s);
 }
 
