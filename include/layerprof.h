@@ -412,6 +412,10 @@ typedef struct lp_op_info {
     double self_ns;        /* raw_self_ns / iterations */
     lp_node_mem cpu_mem;
     lp_node_mem cuda_mem;
+    /* Per-call inclusive time, as in lp_node_info. */
+    double time_mean_ns, time_std_ns;
+    uint64_t time_min_ns, time_max_ns;
+    double share; /* total / the total of its module's context, 0..1 */
 } lp_op_info;
 
 /* The number of op rows (0 without options.events). A parent op row has a lower index than its

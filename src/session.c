@@ -1040,6 +1040,11 @@ int lp_session_op(const lp_session *s, size_t index, lp_op_info *out) {
     out->self_ns = it ? (double)o->fig.self_ns / (double)it : 0;
     lp_node_mem_fill(t, &o->fig, LP_DEV_CPU, &out->cpu_mem);
     lp_node_mem_fill(t, &o->fig, LP_DEV_CUDA, &out->cuda_mem);
+    out->time_mean_ns = o->fig.time.mean;
+    out->time_std_ns = lp_welford_std(&o->fig.time);
+    out->time_min_ns = o->fig.time.min;
+    out->time_max_ns = o->fig.time.max;
+    out->share = o->fig.share_base_ns ? (double)o->fig.total_ns / (double)o->fig.share_base_ns : 0;
     return LP_OK;
 }
 

@@ -116,6 +116,35 @@ static void graph_mode_forwards_close_inside_their_region(void **state) {
     lp_session_close(s);
 }
 
+/* Op rows (events) under a region's modules, with their per-call statistics. */
+static void op_rows_under_a_region_carry_statistics(void **state) {
+    (void)state;
+    lp_options opts;
+    lp_options_init(&opts);
+    opts.events = 1;
+    lp_session *s = open_nested(&opts);
+    for (int i = 0; i < 3; i++)
+        iteration(s);
+    size_t n, stem;
+    assert_int_equal(lp_session_op_count(s, &n), LP_OK);
+    assert_true(n > 0);
+    assert_int_equal(lp_session_find(s, "main/forward/stem", &stem), LP_OK);
+    int seen = 0;
+    for (size_t i = 0; i < n; i++) {
+        lp_op_info op;
+        assert_int_equal(lp_session_op(s, i, &op), LP_OK);
+        if ((size_t)op.module != stem || op.parent_op >= 0) continue;
+        seen++;
+        assert_true(op.raw_calls >= 3);
+        assert_true(op.time_min_ns <= op.time_max_ns);
+        assert_true(op.time_mean_ns >= (double)op.time_min_ns &&
+                    op.time_mean_ns <= (double)op.time_max_ns);
+        assert_true(op.share > 0 && op.share < 1);
+    }
+    assert_true(seen > 0);
+    lp_session_close(s);
+}
+
 static void forwards_in_two_regions_are_two_module_trees(void **state) {
     (void)state;
     lp_session *s = open_nested(NULL);
@@ -345,6 +374,7 @@ int main(void) {
         cmocka_unit_test(without_regions_the_tree_is_the_module_tree),
         cmocka_unit_test(forwards_in_a_region_hang_under_it_with_exact_counts),
         cmocka_unit_test(graph_mode_forwards_close_inside_their_region),
+        cmocka_unit_test(op_rows_under_a_region_carry_statistics),
         cmocka_unit_test(forwards_in_two_regions_are_two_module_trees),
         cmocka_unit_test(a_disabled_session_records_nothing_until_enabled),
         cmocka_unit_test(a_disabled_context_records_nothing_of_its_own),

@@ -131,18 +131,6 @@ static inline json_t *fx_run(void) {
     return run;
 }
 
-static inline char *fx_slurp(FILE *f) {
-    fflush(f);
-    long n = ftell(f);
-    assert_true(n >= 0);
-    char *text = malloc((size_t)n + 1);
-    assert_non_null(text);
-    rewind(f);
-    assert_int_equal(fread(text, 1, (size_t)n, f), (size_t)n);
-    text[n] = '\0';
-    return text;
-}
-
 /* A scratch FILE for a renderer, and its whole content afterwards (closes it; caller frees). */
 static inline FILE *fx_open(void) {
     FILE *f = tmpfile();
@@ -151,9 +139,7 @@ static inline FILE *fx_open(void) {
 }
 
 static inline char *fx_close(FILE *f) {
-    char *text = fx_slurp(f);
-    fclose(f);
-    return text;
+    return golden_take(f);
 }
 
 /* The shared golden comparison, under the name these tests use. */
