@@ -82,7 +82,9 @@ struct lp_collector {
     uint8_t *measured_root; /* per module: selected (copied) */
     uint64_t generation;
     _Atomic uint32_t n_threads;
-    lp_thread_state *threads[LP_MAX_THREADS];
+    /* A slot is claimed (n_threads) before its state is published here: readers of a claimed
+     * slot may still see NULL, and see a published state whole (release/acquire). */
+    lp_thread_state *_Atomic threads[LP_MAX_THREADS];
     _Atomic uint64_t lost_threads;
     pthread_mutex_t names_lock; /* op names are added on first sight only, never in steady state */
     char **names;
@@ -142,7 +144,7 @@ static inline lp_thread_state *state_of(lp_collector *c) {
     pthread_t self = pthread_self();
     uint32_t claimed = atomic_load(&c->n_threads);
     for (uint32_t i = 0; i < claimed && i < LP_MAX_THREADS; i++) {
-        lp_thread_state *mine = c->threads[i];
+        lp_thread_state *mine = atomic_load_explicit(&c->threads[i], memory_order_acquire);
         if (mine && pthread_equal(mine->owner, self)) {
             tls_generation = c->generation;
             tls_state = mine;
@@ -160,7 +162,8 @@ static inline lp_thread_state *state_of(lp_collector *c) {
         ts->slot = slot;
         ts->owner = self;
     }
-    c->threads[slot] = ts; /* may be NULL on allocation failure: events are then dropped */
+    /* May be NULL on allocation failure: events are then dropped. */
+    atomic_store_explicit(&c->threads[slot], ts, memory_order_release);
     tls_generation = c->generation;
     tls_state = ts;
     return ts;
@@ -297,6 +300,9 @@ static void trace_span(const lp_collector *c, lp_thread_state *ts, const lp_fram
     else if (f->kind == FRAME_OP && f->node >= 0)
         lp_span_buf_add_span(&ts->trace, c->cfg.trace_max_spans, LP_SPAN_OP, ts->rows[f->node].op,
                              ts->sp, f->t_start, t);
+    else if (f->kind == FRAME_REGION)
+        lp_span_buf_add_span(&ts->trace, c->cfg.trace_max_spans, LP_SPAN_REGION, f->node, ts->sp,
+                             f->t_start, t);
 }
 
 /* A closed call's figures: count, times (self = total minus what nested calls took), memory. */

@@ -38,7 +38,8 @@ static json_t *meta_event(const char *what, int tid, const char *name) {
                      "args", args);
 }
 
-static json_t *span_event(const lp_tree *t, const lp_span *s, uint64_t origin) {
+static json_t *span_event(const lp_tree *t, const lp_timeline *tl, const lp_span *s,
+                          uint64_t origin) {
     json_t *ev;
     if (s->kind == LP_SPAN_MODULE) {
         const lp_tree_node *n = &t->nodes[s->id];
@@ -46,6 +47,10 @@ static json_t *span_event(const lp_tree *t, const lp_span *s, uint64_t origin) {
         ev = json_pack("{s:s,s:s,s:s,s:o,s:o,s:i,s:i,s:{s:s,s:s}}", "name", name, "cat", "module",
                        "ph", "X", "ts", us(s->t0, origin), "dur", us(s->t1, s->t0), "pid", PID,
                        "tid", (int)s->tid + 1, "args", "path", n->path, "class", n->class_name);
+    } else if (s->kind == LP_SPAN_REGION) {
+        ev = json_pack("{s:s,s:s,s:s,s:o,s:o,s:i,s:i}", "name", tl->region_paths[s->id], "cat",
+                       "region", "ph", "X", "ts", us(s->t0, origin), "dur", us(s->t1, s->t0), "pid",
+                       PID, "tid", (int)s->tid + 1);
     } else {
         const char *name = t->op_names && s->id >= 0 ? t->op_names[s->id] : NULL;
         ev = json_pack("{s:s,s:s,s:s,s:o,s:o,s:i,s:i}", "name", name ? name : "op", "cat", "op",
@@ -88,7 +93,9 @@ int lp_render_trace(const lp_tree *t, const lp_timeline *tl, const json_t *run, 
     for (size_t i = 0; i < tl->n_spans && rc == LP_OK; i++) {
         const lp_span *s = &tl->spans[i];
         if (s->kind == LP_SPAN_MODULE && (s->id < 0 || (size_t)s->id >= t->n_nodes)) continue;
-        rc = put_event(span_event(t, s, origin), out, &first);
+        if (s->kind == LP_SPAN_REGION && (s->id < 0 || (size_t)s->id >= tl->n_region_paths))
+            continue;
+        rc = put_event(span_event(t, tl, s, origin), out, &first);
     }
     int64_t live[LP_DEV_COUNT] = {0};
     for (size_t i = 0; i < tl->n_mem && rc == LP_OK; i++) {

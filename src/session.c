@@ -74,6 +74,7 @@ struct lp_session {
      * that cycle first records, so the last completed cycle stays readable until then. */
     int clear_pending;
     int partial_cycle; /* the figures held are of a cycle that has not completed */
+    int step_traced;   /* the current step is recorded on the timeline */
 };
 
 static int cycle_file(const char *pattern, int cycle, char *buf, size_t size);
@@ -268,6 +269,35 @@ static void timeline_done(lp_session *s) {
     }
 }
 
+/* The trace, with each region span named by its path ("main/preprocess"). */
+static int render_trace_with_regions(lp_session *s, const json_t *run, FILE *out) {
+    lp_timeline *tl = lp_collector_timeline(s->collector);
+    size_t n = lp_region_count(s->collector);
+    char **paths = n ? calloc(n, sizeof *paths) : NULL;
+    int rc = n && !paths ? lp_error_set(LP_ERR_NOMEM, "out of memory") : LP_OK;
+    for (size_t i = 0; i < n && !rc; i++) { /* a parent region always has a lower id */
+        const lp_region_entry *e = lp_region_get(s->collector, (int32_t)i);
+        size_t len = strlen(e->name) + (e->parent >= 0 ? strlen(paths[e->parent]) + 1 : 0) + 1;
+        if (!(paths[i] = malloc(len))) {
+            rc = lp_error_set(LP_ERR_NOMEM, "out of memory");
+            break;
+        }
+        if (e->parent >= 0)
+            snprintf(paths[i], len, "%s/%s", paths[e->parent], e->name);
+        else
+            snprintf(paths[i], len, "%s", e->name);
+    }
+    tl->region_paths = (const char *const *)paths;
+    tl->n_region_paths = rc ? 0 : n;
+    if (!rc) rc = lp_render_trace(&s->tree, tl, run, out);
+    tl->region_paths = NULL;
+    tl->n_region_paths = 0;
+    for (size_t i = 0; i < n && paths; i++)
+        free(paths[i]);
+    free(paths);
+    return rc;
+}
+
 static int render_export(lp_session *s, lp_format format, const lp_render_opts *ro, FILE *out) {
     char inputs[LP_MAX_INPUTS][LP_PATH_MAX + 64];
     const char *input_ptrs[LP_MAX_INPUTS];
@@ -316,7 +346,7 @@ static int render_export(lp_session *s, lp_format format, const lp_render_opts *
         rc = lp_render_markdown(t, ro, run, out);
         break;
     case LP_FORMAT_TRACE: /* spans name module nodes: the module tree's */
-        rc = lp_render_trace(&s->tree, tl, run, out);
+        rc = render_trace_with_regions(s, run, out);
         break;
     case LP_FORMAT_HTML:
         rc = lp_render_html(t, tl, run, out);
@@ -488,7 +518,6 @@ static int hooks_install(lp_session *s) {
 /* Removes the hooks; CUDA records are joined here, before any merge. */
 static int hooks_remove(lp_session *s) {
     if (!s->hooks_on) return LP_OK;
-    lp_collector_set_tracing(s->collector, 0);
     lps_profile_end(s->model);
     s->hooks_on = 0;
     return lp_cuda_prof_end(s->cuda, s->collector);
@@ -500,6 +529,7 @@ static int sync_report(lp_session *s) {
     if (!atomic_exchange(&s->dirty, 0)) return LP_OK;
     int rc = lp_collector_finish(s->collector);
     if (rc) return rc;
+    timeline_done(s);
     if (s->tree.iterations == 0 && s->tree.nodes[0].fig.calls + lp_region_count(s->collector)) {
         s->tree.iterations = 1; /* a program that never stepped: its whole recording */
         s->implicit_iteration = 1;
@@ -620,6 +650,11 @@ static int start_step(lp_session *s) {
     const lp_schedule *sc = &s->opts.schedule;
     lp_sched_phase phase = lp_sched_phase_of(sc, s->step);
     atomic_store(&s->sched_profiled, lp_sched_profiled(phase));
+    /* The timeline holds the first trace_iterations recorded steps, regions included. */
+    int trace_cap = s->opts.trace_iterations ? s->opts.trace_iterations : LP_TRACE_ITERATIONS;
+    s->step_traced =
+        atomic_load(&s->enabled) && lp_sched_profiled(phase) && s->trace_done < trace_cap;
+    lp_collector_set_tracing(s->collector, s->step_traced);
     if (!lp_sched_on(sc)) return LP_OK;
     int warmup_starts = phase == LP_SCHED_WARMUP &&
                         (s->step == 0 || lp_sched_phase_of(sc, s->step - 1) != LP_SCHED_WARMUP);
@@ -640,6 +675,7 @@ static int end_step(lp_session *s) {
     int rc = LP_OK;
     /* A disabled session's steps record nothing: counting them would dilute every mean. */
     if (atomic_load(&s->sched_profiled) && atomic_load(&s->enabled)) {
+        s->trace_done += s->step_traced;
         if (s->implicit_iteration)
             s->implicit_iteration = 0; /* already counted when it was merged */
         else
@@ -660,8 +696,7 @@ static int profiling_now(lp_session *s) {
 }
 
 /* One forward, profiled or not; the hooks must already be as `profiled` says. */
-static int forward_once(lp_session *s, int profiled, int tracing) {
-    lp_collector_set_tracing(s->collector, profiled && tracing);
+static int forward_once(lp_session *s, int profiled) {
     int rc = s->capture
                  ? lps_forward_output(s->model, s->tensors, &s->capture_bytes, &s->capture_size)
                  : lps_forward(s->model, s->tensors);
@@ -687,15 +722,12 @@ int lp_session_run(lp_session *s) {
     }
     progress(s, LP_PHASE_PROFILE, 0, s->opts.iterations);
     if ((rc = target_for_forward(s))) return rc;
-    int trace_cap = s->opts.trace_iterations ? s->opts.trace_iterations : LP_TRACE_ITERATIONS;
     for (int i = 0; i < s->opts.iterations && !rc; i++) {
         int profiled = profiling_now(s);
         rc = profiled ? apply_pending_clear(s) : LP_OK;
         if (!rc) rc = profiled ? hooks_install(s) : hooks_remove(s);
-        int tracing = s->trace_done < trace_cap;
-        if (!rc) rc = forward_once(s, profiled, tracing);
+        if (!rc) rc = forward_once(s, profiled);
         if (rc) break;
-        s->trace_done += profiled && tracing;
         progress(s, LP_PHASE_PROFILE, i + 1, s->opts.iterations);
         rc = end_step(s); /* each forward is a step */
     }
@@ -703,7 +735,6 @@ int lp_session_run(lp_session *s) {
     if (!rc) rc = hrc;
     atomic_store(&s->dirty, 1);
     int frc = sync_report(s);
-    if (!frc) timeline_done(s);
     progress(s, LP_PHASE_DONE, s->opts.iterations, s->opts.iterations);
     return rc ? rc : frc;
 }
@@ -718,13 +749,10 @@ int lp_session_forward(lp_session *s, void **output, size_t *output_size) {
     int rc = profiled ? apply_pending_clear(s) : LP_OK;
     if (!rc && profiled) rc = target_for_forward(s);
     if (!rc && profiled) rc = hooks_install(s);
-    int trace_cap = s->opts.trace_iterations ? s->opts.trace_iterations : LP_TRACE_ITERATIONS;
-    int tracing = s->trace_done < trace_cap;
     s->capture = output != NULL;
     s->capture_bytes = NULL;
-    if (!rc) rc = forward_once(s, profiled, tracing);
+    if (!rc) rc = forward_once(s, profiled);
     s->capture = 0;
-    if (!rc && profiled) s->trace_done += tracing;
     int hrc = hooks_remove(s); /* hooks stay only for the forward: other code runs unobserved */
     if (!rc) rc = hrc;
     if (rc) {

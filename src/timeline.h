@@ -11,12 +11,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum { LP_SPAN_MODULE = 0, LP_SPAN_OP = 1 };
+enum { LP_SPAN_MODULE = 0, LP_SPAN_OP = 1, LP_SPAN_REGION = 2 };
 
 /* Spans per thread (and memory samples per thread) kept at most: 2^20 * 24 bytes = 24 MiB. */
 #define LP_TRACE_DEFAULT_MAX_SPANS ((size_t)1 << 20)
 
-/* One closed call: a module call (id: module node) or an op call (id: op name id). */
+/* One closed call: a module call (id: module node), an op call (id: op name id) or a region
+ * (id: region id, collector.h). */
 typedef struct lp_span {
     uint64_t t0, t1; /* steady-clock ns; t1 >= t0 */
     int32_t id;
@@ -61,6 +62,9 @@ typedef struct lp_timeline {
     uint64_t iterations;    /* profiled iterations recorded on it */
     uint64_t iterations_of; /* profiled iterations run in all */
     int recorded;           /* 1 when the run asked for a timeline */
+    /* Region spans' names by region id ("main/preprocess"); borrowed, set by whoever renders. */
+    const char *const *region_paths;
+    size_t n_region_paths;
 } lp_timeline;
 
 /* Moves `b`'s contents to the end of `tl` (tagging them with `tid`) and empties `b`. */

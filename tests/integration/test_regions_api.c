@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <jansson.h>
 
 #include "layerprof.h"
 
@@ -356,6 +357,47 @@ static void forwards_run_in_at_most_16_regions(void **state) {
     lp_session_close(s);
 }
 
+/* Events of one category and name in a Chrome trace. */
+static int count_events(json_t *events, const char *cat, const char *name) {
+    int n = 0;
+    size_t i;
+    json_t *ev;
+    json_array_foreach(events, i, ev) {
+        const char *c = json_string_value(json_object_get(ev, "cat"));
+        const char *nm = json_string_value(json_object_get(ev, "name"));
+        n += c && nm && strcmp(c, cat) == 0 && strcmp(nm, name) == 0;
+    }
+    return n;
+}
+
+/* The trace shows the regions of the first trace_iterations steps, around their forwards. */
+static void the_trace_has_region_spans_of_the_first_steps(void **state) {
+    (void)state;
+    lp_options opts;
+    lp_options_init(&opts);
+    opts.trace = 1;
+    opts.trace_iterations = 2;
+    lp_session *s = open_nested(&opts);
+    for (int i = 0; i < 4; i++)
+        iteration(s);
+    FILE *f = tmpfile();
+    assert_non_null(f);
+    assert_int_equal(lp_session_render(s, LP_FORMAT_TRACE, f), LP_OK);
+    rewind(f);
+    json_error_t err;
+    json_t *doc = json_loadf(f, 0, &err);
+    fclose(f);
+    if (!doc) fail_msg("trace does not parse: %s", err.text);
+    json_t *events = json_is_array(doc) ? doc : json_object_get(doc, "traceEvents");
+    assert_non_null(events);
+    assert_int_equal(count_events(events, "region", "main/preprocess"), 2);
+    assert_int_equal(count_events(events, "region", "main/forward"), 2);
+    assert_int_equal(count_events(events, "region", "main/postprocess"), 2);
+    assert_int_equal(count_events(events, "module", "Nested"), 2);
+    json_decref(doc);
+    lp_session_close(s);
+}
+
 static void null_sessions_are_refused(void **state) {
     (void)state;
     assert_int_equal(lp_region_begin(NULL, "a"), LP_ERR_INVALID);
@@ -383,6 +425,7 @@ int main(void) {
         cmocka_unit_test(bad_use_of_regions_is_an_error_with_a_message),
         cmocka_unit_test(a_region_ended_after_a_read_is_in_the_next_read),
         cmocka_unit_test(forwards_run_in_at_most_16_regions),
+        cmocka_unit_test(the_trace_has_region_spans_of_the_first_steps),
         cmocka_unit_test(null_sessions_are_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

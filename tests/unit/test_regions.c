@@ -1,7 +1,11 @@
 /* test_regions.c: regions and contexts in the collector, and the report tree composed from them,
  * fed synthetic events on a fake clock so every figure is exact. */
+#define _POSIX_C_SOURCE 200809L
 #include <math.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <setjmp.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -19,7 +23,7 @@
 enum { ROOT, BODY, N_MODULES };
 
 static uint64_t fake_now;
-static unsigned clock_reads;
+static _Atomic unsigned clock_reads;
 static uint64_t fake_clock(void) {
     clock_reads++;
     return fake_now;
@@ -306,6 +310,59 @@ static void forwards_outside_regions_go_to_context_main(void **state) {
     lp_tree_free(&out);
 }
 
+/* Threads creating and using regions at once: each sees the same ids, nothing is lost. */
+#define N_WORKERS 4
+#define N_ROUNDS 2000
+typedef struct worker {
+    lp_collector *c;
+    int32_t ctx;
+    int index;
+    int failures;
+} worker;
+
+static void *work(void *arg) {
+    worker *w = arg;
+    char own[16];
+    snprintf(own, sizeof own, "own%d", w->index);
+    for (int i = 0; i < N_ROUNDS; i++) {
+        int32_t shared = lp_region_intern(w->c, w->ctx, "shared");
+        int32_t mine = lp_region_intern(w->c, shared, own);
+        w->failures += shared < 0 || mine < 0;
+        w->failures += lp_ev_region_begin(w->c, shared, 1) != LP_OK;
+        w->failures += lp_ev_region_begin(w->c, mine, 1) != LP_OK;
+        w->failures += lp_ev_region_end(w->c, own) != LP_OK;
+        w->failures += lp_ev_region_end(w->c, "shared") != LP_OK;
+    }
+    return NULL;
+}
+
+static void threads_share_regions_without_losing_a_call(void **state) {
+    lp_collector *c = col(state);
+    int32_t ctx = lp_region_intern(c, -1, "main");
+    pthread_t tid[N_WORKERS];
+    worker w[N_WORKERS];
+    for (int i = 0; i < N_WORKERS; i++) {
+        w[i] = (worker){c, ctx, i, 0};
+        assert_int_equal(pthread_create(&tid[i], NULL, work, &w[i]), 0);
+    }
+    for (int i = 0; i < N_WORKERS; i++) {
+        assert_int_equal(pthread_join(tid[i], NULL), 0);
+        assert_int_equal(w[i].failures, 0);
+    }
+    assert_int_equal(lp_collector_finish(c), LP_OK);
+    assert_int_equal((int)lp_region_count(c), 2 + N_WORKERS);
+    int32_t shared = lp_region_find(c, ctx, "shared");
+    assert_true(shared >= 0);
+    assert_int_equal(figs(c, shared)->calls, N_WORKERS * N_ROUNDS);
+    for (int i = 0; i < N_WORKERS; i++) {
+        char own[16];
+        snprintf(own, sizeof own, "own%d", i);
+        int32_t mine = lp_region_find(c, shared, own);
+        assert_true(mine >= 0);
+        assert_int_equal(figs(c, mine)->calls, N_ROUNDS);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
@@ -319,6 +376,7 @@ int main(void) {
         T(a_region_cannot_end_inside_a_running_forward),
         T(the_report_tree_puts_forwards_under_their_region),
         T(forwards_outside_regions_go_to_context_main),
+        T(threads_share_regions_without_losing_a_call),
 #undef T
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
