@@ -495,12 +495,6 @@ static int cmd_treesize(int min, int max, int reps) {
 /* ---- main
  * ------------------------------------------------------------------------------------------ */
 
-static const char *arg_value(int argc, char **argv, const char *key, const char *dflt) {
-    for (int i = 0; i + 1 < argc; i++)
-        if (!strcmp(argv[i], key)) return argv[i + 1];
-    return dflt;
-}
-
 int main(int argc, char **argv) {
     if (argc < 2) {
         fprintf(stderr, "usage: lp_bench_core throughput|memory|iterations|treesize [options]\n"
@@ -509,22 +503,18 @@ int main(int argc, char **argv) {
     }
     setvbuf(stdout, NULL, _IOLBF, 0);
     /* As lp_bench_torch: fixed heap thresholds, so no timing depends on glibc trimming a heap. */
-    const char *malloc_mode = getenv("LP_BENCH_MALLOC");
-    if (!malloc_mode || strcmp(malloc_mode, "default") != 0) {
-        mallopt(M_MMAP_THRESHOLD, 32 << 20);
-        mallopt(M_TRIM_THRESHOLD, 1 << 30);
-    }
+    bench_fix_heap();
     const char *cmd = argv[1];
     if (!strcmp(cmd, "throughput"))
-        return cmd_throughput(atof(arg_value(argc, argv, "--seconds", "2")),
-                              arg_value(argc, argv, "--only", NULL));
+        return cmd_throughput(atof(bench_arg(argc, argv, "--seconds", "2")),
+                              bench_arg(argc, argv, "--only", NULL));
     if (!strcmp(cmd, "memory")) return cmd_memory();
     if (!strcmp(cmd, "iterations"))
-        return cmd_iterations(atoi(arg_value(argc, argv, "--max", "1000")));
+        return cmd_iterations(atoi(bench_arg(argc, argv, "--max", "1000")));
     if (!strcmp(cmd, "treesize"))
-        return cmd_treesize(atoi(arg_value(argc, argv, "--min", "1000")),
-                            atoi(arg_value(argc, argv, "--max", "100000")),
-                            atoi(arg_value(argc, argv, "--reps", "3")));
+        return cmd_treesize(atoi(bench_arg(argc, argv, "--min", "1000")),
+                            atoi(bench_arg(argc, argv, "--max", "100000")),
+                            atoi(bench_arg(argc, argv, "--reps", "3")));
     fprintf(stderr, "lp_bench_core: unknown command '%s'\n", cmd);
     return 2;
 }

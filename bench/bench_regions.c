@@ -360,20 +360,6 @@ static int cmd_macro(const char *path, const char *name, double target_s, int ro
 /* ---- main -------------------------------------------------------------------------------------
  */
 
-static const char *arg_value(int argc, char **argv, const char *key, const char *dflt) {
-    for (int i = 0; i + 1 < argc; i++)
-        if (!strcmp(argv[i], key)) return argv[i + 1];
-    return dflt;
-}
-
-static void default_name(const char *path, char *buf, size_t size) {
-    const char *base = strrchr(path, '/');
-    base = base ? base + 1 : path;
-    snprintf(buf, size, "%s", base);
-    char *dot = strrchr(buf, '.');
-    if (dot) *dot = '\0';
-}
-
 int main(int argc, char **argv) {
     if (argc < 3) {
         fprintf(stderr, "usage: lp_bench_regions micro|macro MODEL.pt [options]\n"
@@ -383,25 +369,21 @@ int main(int argc, char **argv) {
     }
     setvbuf(stdout, NULL, _IOLBF, 0);
     /* The same fixed heap thresholds as lp_bench_torch (see bench/README.md). */
-    const char *malloc_mode = getenv("LP_BENCH_MALLOC");
-    if (!malloc_mode || strcmp(malloc_mode, "default") != 0) {
-        mallopt(M_MMAP_THRESHOLD, 32 << 20);
-        mallopt(M_TRIM_THRESHOLD, 1 << 30);
-    }
+    bench_fix_heap();
     const char *cmd = argv[1], *path = argv[2];
     char name_buf[128];
-    default_name(path, name_buf, sizeof name_buf);
-    const char *name = arg_value(argc, argv, "--name", name_buf);
-    g_cpu_clock = strcmp(arg_value(argc, argv, "--clock", "cpu"), "wall") != 0;
-    int rounds = atoi(arg_value(argc, argv, "--rounds", "20"));
+    bench_model_name(path, name_buf, sizeof name_buf);
+    const char *name = bench_arg(argc, argv, "--name", name_buf);
+    g_cpu_clock = strcmp(bench_arg(argc, argv, "--clock", "cpu"), "wall") != 0;
+    int rounds = atoi(bench_arg(argc, argv, "--rounds", "20"));
     if (rounds < 1) rounds = 1;
     if (!strcmp(cmd, "micro")) {
-        long pairs = atol(arg_value(argc, argv, "--pairs", "1000000"));
+        long pairs = atol(bench_arg(argc, argv, "--pairs", "1000000"));
         return cmd_micro(path, pairs > 0 ? pairs : 1, rounds);
     }
     if (!strcmp(cmd, "macro"))
-        return cmd_macro(path, name, atof(arg_value(argc, argv, "--target-s", "3")), rounds,
-                         atoi(arg_value(argc, argv, "--diag", "1")));
+        return cmd_macro(path, name, atof(bench_arg(argc, argv, "--target-s", "3")), rounds,
+                         atoi(bench_arg(argc, argv, "--diag", "1")));
     fprintf(stderr, "lp_bench_regions: unknown command '%s'\n", cmd);
     return 2;
 }

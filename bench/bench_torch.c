@@ -703,20 +703,6 @@ static int cmd_loop(const char *path, const char *exec, const char *setting, int
 /* ---- main
  * ---------------------------------------------------------------------------------------- */
 
-static const char *arg_value(int argc, char **argv, const char *key, const char *dflt) {
-    for (int i = 0; i + 1 < argc; i++)
-        if (!strcmp(argv[i], key)) return argv[i + 1];
-    return dflt;
-}
-
-static void default_name(const char *path, char *buf, size_t size) {
-    const char *base = strrchr(path, '/');
-    base = base ? base + 1 : path;
-    snprintf(buf, size, "%s", base);
-    char *dot = strrchr(buf, '.');
-    if (dot) *dot = '\0';
-}
-
 int main(int argc, char **argv) {
     if (argc == 2 && !strcmp(argv[1], "version")) {
         printf("%s\n", lps_torch_version());
@@ -733,30 +719,26 @@ int main(int argc, char **argv) {
      * back: mobilenet_v2 then takes ~3,500 page faults (~7%) per forward or none, depending only
      * on what a thread happened to allocate earlier, which swamps the overhead being measured.
      * Fixed thresholds keep every thread's heap in place (LP_BENCH_MALLOC=default: glibc's). */
-    const char *malloc_mode = getenv("LP_BENCH_MALLOC");
-    if (!malloc_mode || strcmp(malloc_mode, "default") != 0) {
-        mallopt(M_MMAP_THRESHOLD, 32 << 20);
-        mallopt(M_TRIM_THRESHOLD, 1 << 30);
-    }
+    bench_fix_heap();
     const char *cmd = argv[1], *path = argv[2];
     char name_buf[128];
-    default_name(path, name_buf, sizeof name_buf);
-    const char *name = arg_value(argc, argv, "--name", name_buf);
-    g_cpu_clock = strcmp(arg_value(argc, argv, "--clock", "cpu"), "wall") != 0;
+    bench_model_name(path, name_buf, sizeof name_buf);
+    const char *name = bench_arg(argc, argv, "--name", name_buf);
+    g_cpu_clock = strcmp(bench_arg(argc, argv, "--clock", "cpu"), "wall") != 0;
     if (!strcmp(cmd, "overhead"))
-        return cmd_overhead(path, arg_value(argc, argv, "--exec", "hooks"), name,
-                            atof(arg_value(argc, argv, "--target-s", "3")),
-                            atoi(arg_value(argc, argv, "--rounds", "20")),
-                            atof(arg_value(argc, argv, "--opt-ns", "0")),
-                            atoi(arg_value(argc, argv, "--diag", "1")));
+        return cmd_overhead(path, bench_arg(argc, argv, "--exec", "hooks"), name,
+                            atof(bench_arg(argc, argv, "--target-s", "3")),
+                            atoi(bench_arg(argc, argv, "--rounds", "20")),
+                            atof(bench_arg(argc, argv, "--opt-ns", "0")),
+                            atoi(bench_arg(argc, argv, "--diag", "1")));
     if (!strcmp(cmd, "report"))
-        return cmd_report(path, name, atoi(arg_value(argc, argv, "--reps", "7")));
+        return cmd_report(path, name, atoi(bench_arg(argc, argv, "--reps", "7")));
     if (!strcmp(cmd, "iterations"))
-        return cmd_iterations(path, name, atoi(arg_value(argc, argv, "--max", "1000")));
+        return cmd_iterations(path, name, atoi(bench_arg(argc, argv, "--max", "1000")));
     if (!strcmp(cmd, "loop"))
-        return cmd_loop(path, arg_value(argc, argv, "--exec", "hooks"),
-                        arg_value(argc, argv, "--setting", "baseline"),
-                        atoi(arg_value(argc, argv, "--n", "10")));
+        return cmd_loop(path, bench_arg(argc, argv, "--exec", "hooks"),
+                        bench_arg(argc, argv, "--setting", "baseline"),
+                        atoi(bench_arg(argc, argv, "--n", "10")));
     fprintf(stderr, "lp_bench_torch: unknown command '%s'\n", cmd);
     return 2;
 }

@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "bench_util.h"
 
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,4 +99,28 @@ void bench_budget(const char *what, int pass, const char *value_fmt, double valu
 void bench_budget_text(const char *what, int pass, const char *value, const char *limit) {
     printf("BUDGET|%s|%s|%s|%s\n", what, value, limit, pass ? "PASS" : "MISS");
     fflush(stdout);
+}
+
+/* ---- command line and process setup --------------------------------------------------------- */
+
+const char *bench_arg(int argc, char **argv, const char *key, const char *dflt) {
+    for (int i = 0; i + 1 < argc; i++)
+        if (!strcmp(argv[i], key)) return argv[i + 1];
+    return dflt;
+}
+
+void bench_model_name(const char *path, char *buf, size_t size) {
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    snprintf(buf, size, "%s", base);
+    char *dot = strrchr(buf, '.');
+    if (dot) *dot = '\0';
+}
+
+void bench_fix_heap(void) {
+    const char *malloc_mode = getenv("LP_BENCH_MALLOC");
+    if (!malloc_mode || strcmp(malloc_mode, "default") != 0) {
+        mallopt(M_MMAP_THRESHOLD, 32 << 20);
+        mallopt(M_TRIM_THRESHOLD, 1 << 30);
+    }
 }

@@ -56,4 +56,14 @@ void bench_budget(const char *what, int pass, const char *value_fmt, double valu
 /* The same with the value already formatted. */
 void bench_budget_text(const char *what, int pass, const char *value, const char *limit);
 
+/* ---- command line and process setup --------------------------------------------------------- */
+
+/* The value after `key` ("--rounds 8"), or `dflt`. */
+const char *bench_arg(int argc, char **argv, const char *key, const char *dflt);
+/* A model's display name: the file name without directory and extension. */
+void bench_model_name(const char *path, char *buf, size_t size);
+/* Fixed heap thresholds, so no timing depends on glibc trimming or mapping a heap
+ * (bench/README.md); LP_BENCH_MALLOC=default keeps glibc's own. */
+void bench_fix_heap(void);
+
 #endif

@@ -238,6 +238,10 @@ static int describe_shapes(void *payload, char *buf, size_t size) {
 
 #define LP_TRACE_ITERATIONS 3 /* profiled iterations on the timeline when trace_iterations is 0 */
 
+static int trace_cap(const lp_session *s) {
+    return s->opts.trace_iterations ? s->opts.trace_iterations : LP_TRACE_ITERATIONS;
+}
+
 /* A timeline is recorded when asked for, or when an output needs it (a trace). */
 static int wants_timeline(const lp_options *o) {
     int want = o->trace;
@@ -321,8 +325,7 @@ static int render_export(lp_session *s, lp_format format, const lp_render_opts *
                      .events = s->opts.events,
                      .shapes = s->opts.shapes,
                      .trace = lp_collector_timeline(s->collector)->recorded,
-                     .trace_iterations =
-                         s->opts.trace_iterations ? s->opts.trace_iterations : LP_TRACE_ITERATIONS,
+                     .trace_iterations = trace_cap(s),
                      .inputs = input_ptrs,
                      .n_inputs = s->n_inputs,
                      .paths = s->opts.paths,
@@ -651,9 +654,8 @@ static int start_step(lp_session *s) {
     lp_sched_phase phase = lp_sched_phase_of(sc, s->step);
     atomic_store(&s->sched_profiled, lp_sched_profiled(phase));
     /* The timeline holds the first trace_iterations recorded steps, regions included. */
-    int trace_cap = s->opts.trace_iterations ? s->opts.trace_iterations : LP_TRACE_ITERATIONS;
     s->step_traced =
-        atomic_load(&s->enabled) && lp_sched_profiled(phase) && s->trace_done < trace_cap;
+        atomic_load(&s->enabled) && lp_sched_profiled(phase) && s->trace_done < trace_cap(s);
     lp_collector_set_tracing(s->collector, s->step_traced);
     if (!lp_sched_on(sc)) return LP_OK;
     int warmup_starts = phase == LP_SCHED_WARMUP &&
@@ -805,10 +807,8 @@ static int32_t context_id(lp_session *s, const char *context) {
 /* A new region's name: a path segment ("main/preprocess") that no module path under its parent
  * can be ("main/stem" when forwards run in "main"), so every path names one node. */
 static int check_new_region(const lp_session *s, const char *name, const char *caller) {
-    if (!*name || strchr(name, '/'))
-        return lp_error_set(LP_ERR_INVALID,
-                            "%s: bad region name '%s' (it must be non-empty, without '/')", caller,
-                            name);
+    int rc = check_name("region", name, caller);
+    if (rc) return rc;
     for (int32_t m = s->tree.nodes[0].first_child; m >= 0; m = s->tree.nodes[m].next_sibling)
         if (strcmp(s->tree.nodes[m].path, name) == 0)
             return lp_error_set(LP_ERR_INVALID,
