@@ -14,12 +14,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/clock.h"
 #include "bench_util.h"
-#include "clock.h"
-#include "collector.h"
+#include "collect/collector.h"
 #include "layerprof.h"
-#include "render.h"
-#include "tree.h"
+#include "model/tree.h"
+#include "report/render.h"
 
 static void die(const char *what) {
     fprintf(stderr, "lp_bench_core: %s: %s\n", what, lp_error_last());

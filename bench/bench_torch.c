@@ -36,13 +36,13 @@
 #define CALLGRIND_TOGGLE_COLLECT
 #endif
 
+#include "base/clock.h"
 #include "bench_util.h"
-#include "clock.h"
-#include "collector.h"
+#include "collect/collector.h"
 #include "layerprof.h"
 #include "lp_shim.h"
-#include "render.h"
-#include "tree.h"
+#include "model/tree.h"
+#include "report/render.h"
 
 static void die(const char *what, int rc) {
     fprintf(stderr, "lp_bench_torch: %s: %s (%d)\n", what, lps_error_last(), rc);

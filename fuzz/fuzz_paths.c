@@ -12,8 +12,8 @@
 #include <string.h>
 
 #include "layerprof.h"
-#include "paths.h"
-#include "tree.h"
+#include "model/paths.h"
+#include "model/tree.h"
 
 #define MAX_PATTERNS 8
 

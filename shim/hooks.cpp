@@ -15,7 +15,7 @@
 #include <cstring>
 #include <string>
 
-#include "../src/clock.h"
+#include "base/clock.h"
 #include "shim_internal.hpp"
 
 namespace {

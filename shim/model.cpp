@@ -17,7 +17,7 @@
 #include <mutex>
 #include <new>
 
-#include "../src/clock.h"
+#include "base/clock.h"
 #include "shim_internal.hpp"
 
 namespace {

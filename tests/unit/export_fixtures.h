@@ -16,8 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "export.h"
-#include "tree.h"
+#include "model/tree.h"
+#include "report/json_report.h"
+#include "report/render.h"
 
 static inline int32_t fx_add(lp_tree *t, const char *path, const char *cls, int32_t parent) {
     int idx = lp_tree_add(t, path, cls, parent);

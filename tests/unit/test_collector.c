@@ -12,9 +12,9 @@
 
 #include <cmocka.h>
 
-#include "collector.h"
+#include "collect/collector.h"
 #include "layerprof.h"
-#include "tree.h"
+#include "model/tree.h"
 
 /* The model every test profiles:
  *   ""            Net         0
@@ -970,8 +970,10 @@ static void test_threads_beyond_the_limit_have_their_events_dropped(void **state
     pthread_barrier_init(&alive, NULL, N);
     one_call_arg arg = {c, &alive};
     pthread_t th[N];
-    for (int i = 0; i < N; i++) assert_int_equal(pthread_create(&th[i], NULL, run_one_call, &arg), 0);
-    for (int i = 0; i < N; i++) pthread_join(th[i], NULL);
+    for (int i = 0; i < N; i++)
+        assert_int_equal(pthread_create(&th[i], NULL, run_one_call, &arg), 0);
+    for (int i = 0; i < N; i++)
+        pthread_join(th[i], NULL);
     pthread_barrier_destroy(&alive);
     assert_int_equal(lp_collector_finish(c), LP_OK);
     ASSERT_TIMES(FIG(state, ROOT), LP_TEST_MAX_THREADS, 10 * LP_TEST_MAX_THREADS,

@@ -14,12 +14,12 @@
 
 #include <cmocka.h>
 
-#include "collector.h"
-#include "columns.h"
-#include "cuda_join.h"
-#include "cupti_collector.h"
+#include "collect/collector.h"
+#include "collect/cuda_join.h"
+#include "collect/cuda_prof.h"
 #include "layerprof.h"
-#include "tree.h"
+#include "model/columns.h"
+#include "model/tree.h"
 
 /* The model:
  *   ""      Net     0
@@ -31,7 +31,8 @@ enum { ROOT, A, AX, B, C, N_MODULES };
 
 #define CUSTOM0 3u /* Kineto's kind: never ours */
 
-/* ---- a fake CUPTI ------------------------------------------------------------------------------ */
+/* ---- a fake CUPTI ------------------------------------------------------------------------------
+ */
 
 typedef struct fake_cupti {
     uint64_t stack[64]; /* the launching thread's external-correlation stack (CUSTOM2) */
@@ -70,7 +71,8 @@ static void launch(fake_cupti *f, int kind, uint64_t start, uint64_t end) {
     }
 }
 
-/* ---- fixture ----------------------------------------------------------------------------------- */
+/* ---- fixture -----------------------------------------------------------------------------------
+ */
 
 typedef struct fixture {
     lp_tree tree;
@@ -144,7 +146,8 @@ static void leave(lp_collector *c) {
     lp_ev_call_exit(c, 0);
 }
 
-/* ---- scope ids --------------------------------------------------------------------------------- */
+/* ---- scope ids ---------------------------------------------------------------------------------
+ */
 
 static void test_scope_ids_round_trip_and_never_collide(void **state) {
     (void)state;
@@ -166,7 +169,8 @@ static void test_scope_ids_round_trip_and_never_collide(void **state) {
     assert_int_equal(index, -1);
 }
 
-/* ---- the join alone ---------------------------------------------------------------------------- */
+/* ---- the join alone ----------------------------------------------------------------------------
+ */
 
 typedef struct sums {
     uint64_t ns[8];
@@ -199,10 +203,10 @@ static void test_kernels_memcpys_and_memsets_join_through_their_correlation(void
     add_ext(&r, LP_CUDA_EXT_KIND, 1, lp_cuda_scope_module(1));
     add_ext(&r, LP_CUDA_EXT_KIND, 2, lp_cuda_scope_module(2));
     add_ext(&r, LP_CUDA_EXT_KIND, 3, lp_cuda_scope_module(1));
-    add_act(&r, LP_CUDA_KERNEL, 1, 1000, 1100);  /* 100 -> 1 */
-    add_act(&r, LP_CUDA_MEMCPY, 2, 2000, 2030);  /* 30 -> 2 */
-    add_act(&r, LP_CUDA_MEMSET, 3, 3000, 3007);  /* 7 -> 1 */
-    add_act(&r, LP_CUDA_KERNEL, 3, 4000, 4001);  /* a second kernel of the same launch call */
+    add_act(&r, LP_CUDA_KERNEL, 1, 1000, 1100); /* 100 -> 1 */
+    add_act(&r, LP_CUDA_MEMCPY, 2, 2000, 2030); /* 30 -> 2 */
+    add_act(&r, LP_CUDA_MEMSET, 3, 3000, 3007); /* 7 -> 1 */
+    add_act(&r, LP_CUDA_KERNEL, 3, 4000, 4001); /* a second kernel of the same launch call */
     sums s = {0};
     lp_cuda_join_stats st = {0};
     assert_int_equal(lp_cuda_join(&r, sum_sink, &s, &st), LP_OK);
@@ -312,7 +316,8 @@ static void test_many_records_grow_the_buffers(void **state) {
     lp_cuda_records_free(&r);
 }
 
-/* ---- through the collector --------------------------------------------------------------------- */
+/* ---- through the collector ---------------------------------------------------------------------
+ */
 
 static void test_self_is_direct_launches_and_total_includes_children(void **state) {
     lp_collector *c = start(state, 0, NULL);
@@ -458,7 +463,8 @@ static void test_scopes_the_collector_never_gave_are_refused(void **state) {
     assert_int_equal(lp_collector_add_cuda(c, lp_cuda_scope_module(A), 5), 0);
 }
 
-/* ---- columns ----------------------------------------------------------------------------------- */
+/* ---- columns -----------------------------------------------------------------------------------
+ */
 
 static int has_column(const lp_column *const *cols, size_t n, const char *id) {
     for (size_t i = 0; i < n; i++)
@@ -496,7 +502,8 @@ static void test_cuda_columns_appear_with_cuda_time_and_cuda_memory(void **state
     assert_int_equal(lp_column_value(lp_column_find("self_cuda"), t, &fig, LP_COLGRP_ALL, &v), 1);
 }
 
-/* ---- the CUDA-events fallback through lp_cuda_prof --------------------------------------------- */
+/* ---- the CUDA-events fallback through lp_cuda_prof ---------------------------------------------
+ */
 
 typedef struct fake_events {
     int begun, ended;

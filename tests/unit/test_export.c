@@ -1,6 +1,7 @@
 /* test_export.c: JSON, CSV, markdown and HTML from a hand-built tree, against golden files; the
  * JSON report read back (lp_report) and written again byte for byte; format names. */
 #define _POSIX_C_SOURCE 200809L
+#include "base/units.h"
 #include "export_fixtures.h"
 
 #include <math.h>
@@ -460,9 +461,9 @@ static void format_names_parse_and_files_imply_formats(void **state) {
 static void export_dates_are_iso_8601_utc(void **state) {
     (void)state;
     char buf[32];
-    lp_export_date(0, buf, sizeof buf);
+    lp_format_date(0, buf, sizeof buf);
     assert_string_equal(buf, "1970-01-01T00:00:00Z");
-    lp_export_date(1704164645, buf, sizeof buf);
+    lp_format_date(1704164645, buf, sizeof buf);
     assert_string_equal(buf, "2024-01-02T03:04:05Z");
 }
 

@@ -6,7 +6,7 @@
 
 #include <pthread.h>
 
-#include "collector.h"
+#include "collect/collector.h"
 #include "layerprof.h"
 
 enum { ROOT, A, AB, N_MODULES };

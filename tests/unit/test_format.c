@@ -7,7 +7,8 @@
 #include <cmocka.h>
 #include <string.h>
 
-#include "render.h"
+#include "base/units.h"
+#include "report/render.h"
 
 static const char *time_text(double ns, lp_units units) {
     static char buf[64];

@@ -8,8 +8,8 @@
 
 #include <cmocka.h>
 
+#include "config/options.h"
 #include "layerprof.h"
-#include "options.h"
 
 static lp_options valid_options(void) {
     lp_options o;

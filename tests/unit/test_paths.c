@@ -11,8 +11,8 @@
 #include <string.h>
 
 #include "layerprof.h"
-#include "paths.h"
-#include "tree.h"
+#include "model/paths.h"
+#include "model/tree.h"
 
 /* Trees ---------------------------------------------------------------------------------------- */
 
@@ -33,9 +33,9 @@ static int32_t add(lp_tree *t, const char *path, const char *cls) {
 
 /* torchvision's alexnet, as named_modules() lists it. */
 static void alexnet(lp_tree *t) {
-    static const char *const features[] = {
-        "Conv2d", "ReLU",   "MaxPool2d", "Conv2d", "ReLU", "MaxPool2d", "Conv2d",
-        "ReLU",   "Conv2d", "ReLU",      "Conv2d", "ReLU", "MaxPool2d"};
+    static const char *const features[] = {"Conv2d",    "ReLU",   "MaxPool2d", "Conv2d", "ReLU",
+                                           "MaxPool2d", "Conv2d", "ReLU",      "Conv2d", "ReLU",
+                                           "Conv2d",    "ReLU",   "MaxPool2d"};
     static const char *const classifier[] = {"Dropout", "Linear", "ReLU",  "Dropout",
                                              "Linear",  "ReLU",   "Linear"};
     char path[64];
@@ -161,8 +161,9 @@ static void a_star_matches_one_segment(void **state) {
     expect_one(&t, "features.*",
                "features.0,features.1,features.2,features.3,features.4,features.5,features.6,"
                "features.7,features.8,features.9,features.10,features.11,features.12");
-    expect_one(&t, "classifier.?", "classifier.0,classifier.1,classifier.2,classifier.3,"
-                                   "classifier.4,classifier.5,classifier.6");
+    expect_one(&t, "classifier.?",
+               "classifier.0,classifier.1,classifier.2,classifier.3,"
+               "classifier.4,classifier.5,classifier.6");
     expect_one(&t, "features.1*", "features.1,features.10,features.11,features.12");
     expect_one(&t, "*", "features,avgpool,classifier");
     lp_tree_free(&t);
@@ -183,13 +184,15 @@ static void a_double_star_matches_zero_or_more_segments(void **state) {
     resnet(&t);
     /* zero segments: the top-level conv1; more: every block's */
     expect_one(&t, "**.conv1", "conv1,layer1.0.conv1,layer1.1.conv1,layer2.0.conv1");
-    expect_one(&t, "layer2.**", "layer2,layer2.0,layer2.0.conv1,layer2.0.downsample,"
-                                "layer2.0.downsample.0");
+    expect_one(&t, "layer2.**",
+               "layer2,layer2.0,layer2.0.conv1,layer2.0.downsample,"
+               "layer2.0.downsample.0");
     expect_one(&t, "layer1.**.conv1", "layer1.0.conv1,layer1.1.conv1");
     expect_one(&t, "**.downsample.**", "layer2.0.downsample,layer2.0.downsample.0");
-    expect_one(&t, "**", "<root>,conv1,bn1,layer1,layer1.0,layer1.0.conv1,layer1.0.bn1,layer1.1,"
-                         "layer1.1.conv1,layer2,layer2.0,layer2.0.conv1,layer2.0.downsample,"
-                         "layer2.0.downsample.0,fc");
+    expect_one(&t, "**",
+               "<root>,conv1,bn1,layer1,layer1.0,layer1.0.conv1,layer1.0.bn1,layer1.1,"
+               "layer1.1.conv1,layer2,layer2.0,layer2.0.conv1,layer2.0.downsample,"
+               "layer2.0.downsample.0,fc");
     lp_tree_free(&t);
 }
 
@@ -227,8 +230,7 @@ static void an_unknown_path_is_not_found_and_names_the_right_spelling(void **sta
     alexnet(&t);
     expect_error(&t, "features.33", LP_ERR_NOT_FOUND, "did you mean 'features.3'");
     expect_error(&t, "clasifier", LP_ERR_NOT_FOUND, "did you mean 'classifier'");
-    expect_error(&t, "AlexNet,features,33", LP_ERR_NOT_FOUND,
-                 "did you mean 'AlexNet,features,3'");
+    expect_error(&t, "AlexNet,features,33", LP_ERR_NOT_FOUND, "did you mean 'AlexNet,features,3'");
     expect_error(&t, "AlexNet.clasifier.1", LP_ERR_NOT_FOUND,
                  "did you mean 'AlexNet.classifier.1'");
     expect_error(&t, "AlexNt", LP_ERR_NOT_FOUND, "did you mean 'AlexNet'");

@@ -8,7 +8,7 @@
 
 #include <cmocka.h>
 
-#include "ptrmap.h"
+#include "base/ptrmap.h"
 
 static lp_alloc_rec rec_of(uintptr_t ptr, int64_t bytes) {
     lp_alloc_rec r;

@@ -14,10 +14,10 @@
 
 #include <cmocka.h>
 
-#include "collector.h"
-#include "compose.h"
+#include "collect/collector.h"
+#include "collect/compose.h"
 #include "layerprof.h"
-#include "tree.h"
+#include "model/tree.h"
 
 /* The model: "" Net 0, "body" Linear 1. */
 enum { ROOT, BODY, N_MODULES };

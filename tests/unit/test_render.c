@@ -16,10 +16,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "columns.h"
-#include "render.h"
-#include "suggest.h"
-#include "tree.h"
+#include "base/suggest.h"
+#include "model/columns.h"
+#include "model/tree.h"
+#include "report/render.h"
 
 /* Helpers -------------------------------------------------------------------------------------- */
 

@@ -17,15 +17,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "collector.h"
+#include "collect/collector.h"
 #include "layerprof.h"
-#include "paths.h"
-#include "render.h"
-#include "tree.h"
+#include "model/paths.h"
+#include "model/tree.h"
+#include "report/render.h"
 
 /* Golden files ----------------------------------------------------------------------------------
  */
-
 
 static char *render(const lp_tree *t, const lp_render_opts *ro) {
     FILE *f = tmpfile();
@@ -33,7 +32,6 @@ static char *render(const lp_tree *t, const lp_render_opts *ro) {
     assert_int_equal(lp_render_tree(t, ro, f), LP_OK);
     return golden_take(f);
 }
-
 
 /* The model ------------------------------------------------------------------------------------ */
 
@@ -118,8 +116,7 @@ static void op_end(shim *s, uint64_t us) {
 static const char CONV2D[] = "aten::conv2d", CONVOLUTION[] = "aten::convolution",
                   RELU[] = "aten::relu_", MAXPOOL[] = "aten::max_pool2d",
                   AVGPOOL[] = "aten::adaptive_avg_pool2d", FLATTEN[] = "aten::flatten",
-                  DROPOUT[] = "aten::dropout", LINEAR[] = "aten::linear",
-                  ADDMM[] = "aten::addmm";
+                  DROPOUT[] = "aten::dropout", LINEAR[] = "aten::linear", ADDMM[] = "aten::addmm";
 
 /* One forward: 11 module calls, 12 ops (4 of them nested), 720us. */
 static void forward(shim *s) {
@@ -295,9 +292,9 @@ static void the_core_wants_ops_only_inside_measured_calls(void **state) {
     cfg.selected = selected;
     lp_collector *c;
     assert_int_equal(lp_collector_create(&c, &t, &cfg), LP_OK);
-    assert_int_equal(lp_ev_call_enter(c, 0, 0), 0);                               /* root */
-    assert_int_equal(lp_ev_call_enter(c, lp_tree_find(&t, "features"), 1), 0);    /* parent */
-    assert_int_equal(lp_ev_call_enter(c, lp_tree_find(&t, "features.3"), 2), 1);  /* selected */
+    assert_int_equal(lp_ev_call_enter(c, 0, 0), 0);                              /* root */
+    assert_int_equal(lp_ev_call_enter(c, lp_tree_find(&t, "features"), 1), 0);   /* parent */
+    assert_int_equal(lp_ev_call_enter(c, lp_tree_find(&t, "features.3"), 2), 1); /* selected */
     assert_int_equal(lp_ev_op_start(c, CONV2D, -1, 0, 3), 1);
     assert_int_equal(lp_ev_call_enter(c, -1, 4), 1); /* a helper frame inside stays wanted */
     assert_int_equal(lp_ev_call_exit(c, 5), 1);

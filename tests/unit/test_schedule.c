@@ -11,8 +11,8 @@
 
 #include <cmocka.h>
 
+#include "config/schedule.h"
 #include "layerprof.h"
-#include "schedule.h"
 
 /* W wait, U warm-up, A active, D done, R record (no schedule). */
 static char letter(lp_sched_phase p) {

@@ -15,11 +15,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "columns.h"
-#include "export.h"
-#include "node_info.h"
-#include "render.h"
-#include "tree.h"
+#include "model/columns.h"
+#include "model/node_info.h"
+#include "model/tree.h"
+#include "report/json_report.h"
+#include "report/render.h"
 
 /* Helpers -------------------------------------------------------------------------------------- */
 

@@ -17,8 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "render.h"
-#include "tree.h"
+#include "model/tree.h"
+#include "report/render.h"
 
 /* Helpers ------------------------------------------------------------------------------------ */
 

@@ -1,0 +1,83 @@
+/* session_getters.c: reading a session's figures: nodes, op rows and what the run did. */
+#define _POSIX_C_SOURCE 200809L
+#include <string.h>
+
+#include "api/session_internal.h"
+#include "base/error.h"
+#include "model/node_info.h"
+
+int lp_session_node_count(const lp_session *s, size_t *out) {
+    if (!s || !out) return lp_error_set(LP_ERR_INVALID, "lp_session_node_count: NULL argument");
+    *out = session_report_tree(s)->n_nodes;
+    return LP_OK;
+}
+
+int lp_session_node(const lp_session *s, size_t index, lp_node_info *out) {
+    if (!s || !out) return lp_error_set(LP_ERR_INVALID, "lp_session_node: NULL argument");
+    return lp_tree_node_info(session_report_tree(s), index, out, "lp_session_node");
+}
+
+int lp_session_find(const lp_session *s, const char *path, size_t *out) {
+    if (!s || !path || !out) return lp_error_set(LP_ERR_INVALID, "lp_session_find: NULL argument");
+    int32_t i = lp_tree_find(session_report_tree(s), path);
+    if (i < 0) return lp_error_set(LP_ERR_NOT_FOUND, "no module at path '%s'", path);
+    *out = (size_t)i;
+    return LP_OK;
+}
+
+int lp_session_is_frozen(const lp_session *s) {
+    return s && s->tree.n_nodes == 1;
+}
+
+int lp_session_op_count(const lp_session *s, size_t *out) {
+    if (!s || !out) return lp_error_set(LP_ERR_INVALID, "lp_session_op_count: NULL argument");
+    *out = session_report_tree(s)->n_ops;
+    return LP_OK;
+}
+
+int lp_session_op(const lp_session *s, size_t index, lp_op_info *out) {
+    if (!s || !out) return lp_error_set(LP_ERR_INVALID, "lp_session_op: NULL argument");
+    const lp_tree *t = session_report_tree(s);
+    if (index >= t->n_ops)
+        return lp_error_set(LP_ERR_INVALID, "op row %zu out of range (%zu op rows)", index,
+                            t->n_ops);
+    const lp_op_node *o = &t->ops[index];
+    uint64_t it = t->iterations;
+    memset(out, 0, sizeof *out);
+    out->module = o->module;
+    out->parent_op = o->parent_op;
+    out->name = t->op_names && o->op >= 0 ? t->op_names[o->op] : "";
+    out->shapes = t->shape_names && o->shapes >= 0 ? t->shape_names[o->shapes] : NULL;
+    out->raw_calls = o->fig.calls;
+    out->raw_total_ns = o->fig.total_ns;
+    out->raw_self_ns = o->fig.self_ns;
+    out->iterations = it;
+    out->calls = it ? (double)o->fig.calls / (double)it : 0;
+    out->total_ns = it ? (double)o->fig.total_ns / (double)it : 0;
+    out->self_ns = it ? (double)o->fig.self_ns / (double)it : 0;
+    lp_node_mem_fill(t, &o->fig, LP_DEV_CPU, &out->cpu_mem);
+    lp_node_mem_fill(t, &o->fig, LP_DEV_CUDA, &out->cuda_mem);
+    out->time_mean_ns = o->fig.time.mean;
+    out->time_std_ns = lp_welford_std(&o->fig.time);
+    out->time_min_ns = o->fig.time.min;
+    out->time_max_ns = o->fig.time.max;
+    out->share = o->fig.share_base_ns ? (double)o->fig.total_ns / (double)o->fig.share_base_ns : 0;
+    return LP_OK;
+}
+
+int lp_session_run_info(const lp_session *s, lp_run_info *out) {
+    if (!s || !out) return lp_error_set(LP_ERR_INVALID, "lp_session_run_info: NULL argument");
+    memset(out, 0, sizeof *out);
+    lp_collector_stats st;
+    lp_collector_get_stats(s->collector, &st);
+    out->iterations = s->tree.iterations;
+    out->driver_ns = s->driver_ns;
+    out->events = st.events;
+    out->dropped = st.dropped + st.unbalanced;
+    lps_graph_stats(s->model, &out->graph_sites_resolved, &out->graph_sites_hit);
+    return LP_OK;
+}
+
+const char *lp_torch_version(void) {
+    return lps_torch_version();
+}

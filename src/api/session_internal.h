@@ -1,0 +1,139 @@
+/* session_internal.h: the session's state and what its files (src/api/session_*.c) share.
+ *
+ * The api layer is the only one that talks to the shim. Each file has one job:
+ *   session_open.c     options copied, pre-flight checks, model, tree, inputs, collector; close
+ *   session_run.c      the hooks around forwards; runs, single forwards, kept outputs
+ *   session_merge.c    merging the threads' figures into the trees; regions' mounts; composition
+ *   session_steps.c    steps and the schedule's cycles; enable/disable
+ *   session_regions.c  regions and contexts
+ *   session_outputs.c  rendering: notes, run metadata, outputs
+ *   session_getters.c  nodes, op rows, run info */
+#ifndef LP_SESSION_INTERNAL_H
+#define LP_SESSION_INTERNAL_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "collect/collector.h"
+#include "collect/compose.h"
+#include "collect/cuda_prof.h"
+#include "layerprof.h"
+#include "lp_shim.h"
+#include "model/tree.h"
+
+_Static_assert((int)LPS_DEV_CPU == (int)LP_DEV_CPU && (int)LPS_DEV_CUDA == (int)LP_DEV_CUDA,
+               "device ids agree");
+
+#define LP_MAX_NOTES 8
+#define LP_MAX_FORWARD_REGIONS 16 /* distinct regions a session's forwards may run in */
+#define LP_MAX_MOUNTS (LP_MAX_FORWARD_REGIONS + 1) /* and forwards outside every region */
+
+struct lp_session {
+    lp_options opts; /* pointers below are the session's own copies */
+    char *model_path, *device, *sort;
+    char **paths, **columns;
+    lp_output_spec *outputs;
+    char **output_files;
+    lp_input_spec inputs[LP_MAX_INPUTS];
+    size_t n_inputs;
+
+    lps_model *model;
+    lps_inputs *tensors;
+    lp_tree tree;
+    lp_collector *collector;
+    uint8_t *selected;
+    uint64_t driver_ns;
+    char notes[LP_MAX_NOTES][256];
+    size_t n_notes;
+    char date[32];      /* ISO 8601 UTC of the last lp_session_run (or of the open) */
+    int trace_done;     /* profiled iterations recorded on the timeline so far */
+    lp_cuda_prof *cuda; /* CUDA time per module and NVTX ranges; NULL when neither is on */
+    int capture;        /* lp_session_forward_output: keep the profiled forward's output */
+    void *capture_bytes;
+    size_t capture_size;
+
+    /* Regions (compose.h): the module tree of forwards run in each region, mounts[0] being
+     * s->tree for forwards outside every region; the others are owned. */
+    lp_mount mounts[LP_MAX_MOUNTS];
+    size_t n_mounts;
+    lp_tree composed;       /* the report when regions exist */
+    _Atomic int dirty;      /* events since the last merge */
+    int implicit_iteration; /* recorded before any step: counted as one iteration until a step */
+    int32_t main_context;   /* region id of context "main", -1 until used */
+    _Atomic int enabled;    /* lp_session_enable */
+    _Atomic int sched_profiled; /* the current step is profiled by the schedule */
+    uint64_t step;              /* steps completed (lp_session_step, or run's forwards) */
+    int hooks_on;               /* the shim's hooks are installed on the driving thread */
+    int cycles_done;
+    /* A cycle's first warm-up or active step started: what the session holds is dropped when
+     * that cycle first records, so the last completed cycle stays readable until then. */
+    int clear_pending;
+    int partial_cycle; /* the figures held are of a cycle that has not completed */
+    int step_traced;   /* the current step is recorded on the timeline */
+};
+
+/* Copies the shim's message into the public error, keeping the code. */
+int session_shim_error(int rc);
+
+/* Adds a line under the report's table (at most LP_MAX_NOTES; later ones are dropped). */
+void session_add_note(lp_session *s, const char *fmt, const char *arg);
+
+/* Profiled iterations recorded on the timeline: trace_iterations, or 3 when it is 0. */
+int session_trace_cap(const lp_session *s);
+
+/* Installs the shim's hooks on the driving thread (and CUDA timing), once per run. */
+int session_hooks_install(lp_session *s);
+
+/* Removes the hooks; CUDA records are joined here, before any merge. */
+int session_hooks_remove(lp_session *s);
+
+/* Merges what the threads recorded into the trees, and recomposes the report when regions exist.
+ * Driving thread, with no forward running and no region call in flight on another thread. */
+int session_sync_report(lp_session *s);
+
+/* The tree every reader sees: the module tree, or the composed one once regions exist. */
+const lp_tree *session_report_tree(const lp_session *s);
+
+/* Points the collector at the tree of the region the next forward runs in. */
+int session_target_for_forward(lp_session *s);
+
+/* A schedule's fresh start: every figure recorded so far is dropped. */
+int session_clear_figures(lp_session *s);
+
+/* "report_%d.json" with the cycle number in place of the first "%d"; nothing else is a format. */
+int session_cycle_file(const char *pattern, int cycle, char *buf, size_t size);
+
+/* 1 for an output written once per schedule cycle (a file name with "%d"). */
+int session_is_cycle_output(const lp_session *s, const lp_output_spec *o);
+
+/* Whether the step now starting is profiled. A cycle's warm-up starts fresh, and so does its
+ * first active step (dropping the warm-up). */
+int session_start_step(lp_session *s);
+
+/* Before the first recording of a step that starts fresh. Driving thread. */
+int session_apply_pending_clear(lp_session *s);
+
+/* A step ended: counts it when it was recorded, and moves the schedule on. */
+int session_end_step(lp_session *s);
+
+/* Recorded now: the session and schedule say so, and no placeholder region is innermost. */
+int session_profiling_now(lp_session *s);
+
+/* Renders one output to its file (or stdout), with every write error reported. */
+int session_write_one(lp_session *s, const lp_output_spec *o);
+
+/* One forward, profiled or not; the hooks must already be as `profiled` says. */
+int session_forward_once(lp_session *s, int profiled);
+
+/* Calls the options' progress callback, if any. */
+void session_progress(const lp_session *s, lp_phase phase, int done, int total);
+
+/* After a run's merge: what the timeline covers, and a note when its buffers filled up. */
+void session_timeline_done(lp_session *s);
+
+/* A cycle completed: its figures go to the callback and to the outputs named per cycle. */
+int session_cycle_done(lp_session *s, int cycle);
+
+#endif

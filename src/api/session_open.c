@@ -1,0 +1,323 @@
+/* session_open.c: opening a session (options copied, checks before anything runs, the model
+ * loaded, the tree, inputs, collector and CUDA timing set up) and closing it. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "api/session_internal.h"
+#include "base/error.h"
+#include "base/sysmem.h"
+#include "base/units.h"
+#include "config/schedule.h"
+#include "model/paths.h"
+
+static char *dup_or_null(const char *s) {
+    if (!s) return NULL;
+    size_t n = strlen(s) + 1;
+    char *d = malloc(n);
+    if (d) memcpy(d, s, n);
+    return d;
+}
+
+static char **dup_list(const char *const *list, size_t n) {
+    if (!n) return NULL;
+    char **d = calloc(n, sizeof *d);
+    if (!d) return NULL;
+    for (size_t i = 0; i < n; i++)
+        d[i] = dup_or_null(list[i]);
+    return d;
+}
+
+static void free_list(char **list, size_t n) {
+    if (!list) return;
+    for (size_t i = 0; i < n; i++)
+        free(list[i]);
+    free(list);
+}
+
+/* Copies what the session keeps, so the caller's strings may go away after open. */
+static int copy_options(lp_session *s, const lp_options *o) {
+    s->opts = *o;
+    s->model_path = dup_or_null(o->model_path);
+    s->device = dup_or_null(o->device ? o->device : "cpu");
+    s->sort = dup_or_null(o->sort);
+    s->paths = dup_list(o->paths, o->n_paths);
+    s->columns = dup_list(o->columns, o->n_columns);
+    if (o->n_outputs) {
+        s->outputs = calloc(o->n_outputs, sizeof *s->outputs);
+        s->output_files = calloc(o->n_outputs, sizeof *s->output_files);
+        if (!s->outputs || !s->output_files) return lp_error_set(LP_ERR_NOMEM, "out of memory");
+        for (size_t i = 0; i < o->n_outputs; i++) {
+            s->outputs[i] = o->outputs[i];
+            s->output_files[i] = dup_or_null(o->outputs[i].file);
+            s->outputs[i].file = s->output_files[i];
+        }
+    }
+    s->opts.model_path = s->model_path;
+    s->opts.device = s->device;
+    s->opts.sort = s->sort;
+    s->opts.paths = (const char *const *)s->paths;
+    s->opts.columns = (const char *const *)s->columns;
+    s->opts.outputs = s->outputs;
+    s->opts.inputs = NULL;
+    if (!s->model_path || !s->device || (o->sort && !s->sort) || (o->n_paths && !s->paths) ||
+        (o->n_columns && !s->columns))
+        return lp_error_set(LP_ERR_NOMEM, "out of memory");
+    return LP_OK;
+}
+
+void session_add_note(lp_session *s, const char *fmt, const char *arg) {
+    if (s->n_notes < LP_MAX_NOTES) snprintf(s->notes[s->n_notes++], sizeof s->notes[0], fmt, arg);
+}
+
+/* A report that cannot be written should fail before the run, not after minutes of profiling. */
+static int check_writable(const char *file) {
+    if (!file || strcmp(file, "-") == 0) return LP_OK;
+    struct stat st;
+    /* access() says yes to a directory, and to anything for root: a directory must be named. */
+    if (stat(file, &st) == 0 && S_ISDIR(st.st_mode))
+        return lp_error_set(LP_ERR_IO, "cannot write '%s': %s", file, strerror(EISDIR));
+    if (access(file, F_OK) == 0) {
+        if (access(file, W_OK) != 0)
+            return lp_error_set(LP_ERR_IO, "cannot write '%s': %s", file, strerror(errno));
+        return LP_OK;
+    }
+    char *copy = dup_or_null(file);
+    if (!copy) return lp_error_set(LP_ERR_NOMEM, "out of memory");
+    const char *dir = dirname(copy);
+    int ok = access(dir, W_OK) == 0;
+    int err = errno;
+    free(copy);
+    return ok ? LP_OK : lp_error_set(LP_ERR_IO, "cannot write '%s': %s", file, strerror(err));
+}
+
+/* The model's recorded inputs ("layerprof.inputs": one spec per line) when none were given. */
+static int default_inputs(lp_session *s) {
+    const char *text = lps_model_default_inputs(s->model);
+    if (!text)
+        return lp_error_set(
+            LP_ERR_INVALID,
+            "'%s' records no input shape: give one with --input SHAPE[:DTYPE] (e.g. 1x3x224x224)",
+            s->model_path);
+    while (*text) {
+        const char *nl = strchr(text, '\n');
+        size_t len = nl ? (size_t)(nl - text) : strlen(text);
+        if (len) {
+            char line[512];
+            if (len >= sizeof line || s->n_inputs == LP_MAX_INPUTS)
+                return lp_error_set(LP_ERR_MODEL, "'%s': bad recorded inputs", s->model_path);
+            memcpy(line, text, len);
+            line[len] = '\0';
+            int rc = lp_input_spec_parse(line, &s->inputs[s->n_inputs]);
+            if (rc) return rc;
+            s->n_inputs++;
+        }
+        text += len + (nl ? 1 : 0);
+    }
+    return LP_OK;
+}
+
+/* Linux overcommits: an input larger than the memory available would be OOM-killed later. */
+static int check_input_sizes(const lp_session *s) {
+    int64_t avail = lp_mem_available();
+    int64_t total = 0;
+    for (size_t i = 0; i < s->n_inputs; i++) {
+        int64_t b = lp_input_spec_bytes(&s->inputs[i]);
+        total = b > INT64_MAX - total ? INT64_MAX : total + b;
+    }
+    /* Random inputs are made as float32/int64 first, then converted: count twice. */
+    if (avail > 0 && total > avail / 2) {
+        char need[32], have[32];
+        lp_format_bytes((double)total, need, sizeof need);
+        lp_format_bytes((double)avail, have, sizeof have);
+        return lp_error_set(LP_ERR_NOMEM, "the inputs need %s but only %s of memory is available",
+                            need, have);
+    }
+    return LP_OK;
+}
+
+static int build_tree(lp_session *s) {
+    int rc = lp_tree_init(&s->tree);
+    size_t n = lps_model_module_count(s->model);
+    for (size_t i = 0; i < n && rc >= 0; i++) {
+        const char *path, *cls;
+        int32_t parent;
+        rc = lps_model_module(s->model, i, &path, &cls, &parent);
+        if (rc == LP_OK) rc = lp_tree_add(&s->tree, path, cls, parent);
+        if (rc >= 0) s->tree.nodes[rc].container = !lps_model_module_has_forward(s->model, i);
+    }
+    if (rc < 0)
+        return rc == LP_ERR_RUNTIME || rc == LP_ERR_INVALID
+                   ? lp_error_set(rc, "%s", lps_error_last())
+                   : rc;
+    return LP_OK;
+}
+
+/* Copies the shim's message into the public error, keeping the code. */
+int session_shim_error(int rc) {
+    return lp_error_set(rc, "%s", lps_error_last());
+}
+
+/* The collector's describer for a new (parent, op, shapes) row: the op being started. */
+static int describe_shapes(void *payload, char *buf, size_t size) {
+    (void)payload;
+    return lps_op_input_shapes(buf, size);
+}
+
+/* A timeline is recorded when asked for, or when an output needs it (a trace). */
+static int wants_timeline(const lp_options *o) {
+    int want = o->trace;
+    for (size_t i = 0; i < o->n_outputs && o->outputs; i++)
+        want |= o->outputs[i].format == LP_FORMAT_TRACE;
+    return want;
+}
+
+int lp_session_open(lp_session **out, const lp_options *opts) {
+    if (!out) return lp_error_set(LP_ERR_INVALID, "lp_session_open: out is NULL");
+    *out = NULL;
+    int rc = lp_options_validate(opts);
+    if (rc) return rc;
+    if (opts->trace_iterations < 0)
+        return lp_error_set(LP_ERR_INVALID,
+                            "trace_iterations must be 0 (default: 3) or more, not %d",
+                            opts->trace_iterations);
+    for (size_t i = 0; i < opts->n_outputs; i++)
+        if ((rc = check_writable(opts->outputs[i].file))) return rc;
+
+    if (lp_sched_on(&opts->schedule))
+        for (size_t i = 0; i < opts->n_outputs; i++)
+            if (opts->outputs[i].file && strstr(opts->outputs[i].file, "%d")) {
+                char first[LP_PATH_MAX];
+                if ((rc = session_cycle_file(opts->outputs[i].file, 1, first, sizeof first)) ||
+                    (rc = check_writable(first)))
+                    return rc;
+            }
+
+    lp_session *s = calloc(1, sizeof *s);
+    if (!s) return lp_error_set(LP_ERR_NOMEM, "out of memory");
+    s->main_context = -1;
+    atomic_store(&s->enabled, 1);
+    if ((rc = copy_options(s, opts))) goto fail;
+
+    lps_set_verbose(opts->verbose);
+    if ((rc = lps_set_threads(opts->threads))) {
+        rc = session_shim_error(rc);
+        goto fail;
+    }
+    if ((rc = lps_cuda_check(s->device))) { /* "CUDA is not available: ..." before loading */
+        rc = session_shim_error(rc);
+        goto fail;
+    }
+    if ((rc = lps_model_load(s->model_path, s->device, opts->mode == LP_MODE_GRAPH, &s->model))) {
+        rc = session_shim_error(rc);
+        goto fail;
+    }
+    if ((rc = build_tree(s))) goto fail;
+    s->mounts[0] = (lp_mount){-1, &s->tree};
+    s->n_mounts = 1;
+
+    if (opts->n_inputs) {
+        memcpy(s->inputs, opts->inputs, opts->n_inputs * sizeof *s->inputs);
+        s->n_inputs = opts->n_inputs;
+    } else if ((rc = default_inputs(s))) {
+        goto fail;
+    }
+    if ((rc = check_input_sizes(s))) goto fail;
+    if ((rc = lps_inputs_create(s->model, s->inputs, s->n_inputs, opts->seed, &s->tensors))) {
+        rc = session_shim_error(rc);
+        goto fail;
+    }
+
+    if (opts->n_paths) {
+        s->selected = calloc(s->tree.n_nodes, 1);
+        if (!s->selected) {
+            rc = lp_error_set(LP_ERR_NOMEM, "out of memory");
+            goto fail;
+        }
+        if ((rc = lp_paths_select(&s->tree, s->opts.paths, opts->n_paths, s->selected))) goto fail;
+    }
+    lp_collector_config cc = {
+        .memory = opts->memory,
+        .memory_devices = 1u << (strncmp(s->device, "cuda", 4) == 0 ? LP_DEV_CUDA : LP_DEV_CPU),
+        .ops = opts->events,
+        .selected = s->selected};
+    if (strncmp(s->device, "cuda", 4) == 0) cc.memory_devices |= 1u << LP_DEV_CPU;
+    /* CUDA kernel time per module (CUPTI, else the shim's CUDA events) and NVTX ranges. */
+    lp_cuda_events_backend events = {s->model,
+                                     lps_cuda_events_begin,
+                                     lps_cuda_events_push,
+                                     lps_cuda_events_pop,
+                                     lps_cuda_events_collect,
+                                     lps_cuda_events_end,
+                                     lps_cuda_events_error};
+    lp_cuda_prof_config pc = {.cuda_device = strncmp(s->device, "cuda", 4) == 0,
+                              .timing = (int)opts->cuda_timing,
+                              .nvtx = opts->nvtx,
+                              .ops = opts->events,
+                              .tree = &s->tree,
+                              .events = lps_cuda_built() ? &events : NULL};
+    if ((rc = lp_cuda_prof_open(&s->cuda, &pc))) goto fail;
+    cc.cuda_time = lp_cuda_prof_timing(s->cuda);
+    cc.scopes = lp_cuda_prof_hooks(s->cuda);
+    cc.scope_ops = opts->events;
+    cc.shapes = opts->events && opts->shapes; /* op rows by input shapes (group_by_input_shape) */
+    cc.describe_shapes = cc.shapes ? describe_shapes : NULL;
+    cc.trace = wants_timeline(opts); /* the trace output, the HTML memory-over-time view */
+    if ((rc = lp_collector_create(&s->collector, &s->tree, &cc))) goto fail;
+    if ((rc = session_start_step(s))) goto fail;
+    lp_format_date((long long)time(NULL), s->date, sizeof s->date);
+
+    if (opts->mode == LP_MODE_HOOKS)
+        session_add_note(
+            s, "%s",
+            "mode: hooks (TorchScript optimizer off, so every module call is a real frame; "
+            "the model ran unoptimised)");
+    else
+        session_add_note(
+            s, "%s",
+            "mode: graph (optimised graph; module entry and exit inferred from each op's "
+            "call stack: see the README)");
+    if (s->tree.n_nodes == 1)
+        session_add_note(
+            s,
+            "note: '%s' has no submodules (frozen or optimized for inference?): only the root "
+            "can be timed",
+            s->model_path);
+    if (opts->shapes && !opts->events)
+        session_add_note(s, "%s",
+                         "note: shapes are recorded with op rows only (events): none recorded");
+    *out = s;
+    return LP_OK;
+fail:
+    lp_session_close(s);
+    return rc;
+}
+
+void lp_session_close(lp_session *s) {
+    if (!s) return;
+    lp_cuda_prof_close(s->cuda);
+    lps_inputs_free(s->tensors);
+    lps_model_free(s->model);
+    lp_collector_free(s->collector);
+    for (size_t i = 1; i < s->n_mounts; i++) {
+        lp_tree_free(s->mounts[i].tree);
+        free(s->mounts[i].tree);
+    }
+    lp_tree_free(&s->composed);
+    lp_tree_free(&s->tree);
+    free(s->selected);
+    free(s->model_path);
+    free(s->device);
+    free(s->sort);
+    free_list(s->paths, s->opts.n_paths);
+    free_list(s->columns, s->opts.n_columns);
+    free_list(s->output_files, s->opts.n_outputs);
+    free(s->outputs);
+    free(s);
+}

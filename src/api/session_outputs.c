@@ -1,0 +1,172 @@
+/* session_outputs.c: rendering a session: its notes, the run metadata every export carries, and
+ * writing the outputs the options ask for. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/session_internal.h"
+#include "base/error.h"
+#include "report/json_report.h"
+#include "report/render.h"
+
+#define LP_TRACE_ITERATIONS 3 /* profiled iterations on the timeline when trace_iterations is 0 */
+
+int session_trace_cap(const lp_session *s) {
+    return s->opts.trace_iterations ? s->opts.trace_iterations : LP_TRACE_ITERATIONS;
+}
+
+/* The trace, with each region span named by its path ("main/preprocess"). */
+static int render_trace_with_regions(lp_session *s, const json_t *run, FILE *out) {
+    lp_timeline *tl = lp_collector_timeline(s->collector);
+    size_t n = lp_region_count(s->collector);
+    char **paths = n ? calloc(n, sizeof *paths) : NULL;
+    int rc = n && !paths ? lp_error_set(LP_ERR_NOMEM, "out of memory") : LP_OK;
+    for (size_t i = 0; i < n && !rc; i++) { /* a parent region always has a lower id */
+        const lp_region_entry *e = lp_region_get(s->collector, (int32_t)i);
+        size_t len = strlen(e->name) + (e->parent >= 0 ? strlen(paths[e->parent]) + 1 : 0) + 1;
+        if (!(paths[i] = malloc(len))) {
+            rc = lp_error_set(LP_ERR_NOMEM, "out of memory");
+            break;
+        }
+        if (e->parent >= 0)
+            snprintf(paths[i], len, "%s/%s", paths[e->parent], e->name);
+        else
+            snprintf(paths[i], len, "%s", e->name);
+    }
+    tl->region_paths = (const char *const *)paths;
+    tl->n_region_paths = rc ? 0 : n;
+    if (!rc) rc = lp_render_trace(&s->tree, tl, run, out);
+    tl->region_paths = NULL;
+    tl->n_region_paths = 0;
+    for (size_t i = 0; i < n && paths; i++)
+        free(paths[i]);
+    free(paths);
+    return rc;
+}
+
+static int render_export(lp_session *s, lp_format format, const lp_render_opts *ro, FILE *out) {
+    char inputs[LP_MAX_INPUTS][LP_PATH_MAX + 64];
+    const char *input_ptrs[LP_MAX_INPUTS];
+    for (size_t i = 0; i < s->n_inputs; i++) {
+        lp_input_spec_format(&s->inputs[i], inputs[i], sizeof inputs[i]);
+        input_ptrs[i] = inputs[i];
+    }
+    lp_collector_stats st;
+    lp_collector_get_stats(s->collector, &st);
+    lp_run_meta m = {.model = s->model_path,
+                     .device = s->device,
+                     .mode = s->opts.mode,
+                     .libtorch_version = lp_torch_version(),
+                     .layerprof_version = lp_version(),
+                     .date = s->date,
+                     .iterations = s->tree.iterations,
+                     .warmup = s->opts.warmup,
+                     .threads = s->opts.threads,
+                     .seed = s->opts.seed,
+                     .memory = s->opts.memory,
+                     .events = s->opts.events,
+                     .shapes = s->opts.shapes,
+                     .trace = lp_collector_timeline(s->collector)->recorded,
+                     .trace_iterations = session_trace_cap(s),
+                     .inputs = input_ptrs,
+                     .n_inputs = s->n_inputs,
+                     .paths = s->opts.paths,
+                     .n_paths = s->opts.n_paths,
+                     .notes = ro->notes,
+                     .n_notes = ro->n_notes,
+                     .dropped_events = st.dropped + st.unbalanced};
+    json_t *run = lp_export_run(&m);
+    if (!run) return lp_error_set(LP_ERR_NOMEM, "out of memory describing the run");
+    int rc = format == LP_FORMAT_TRACE /* spans name module nodes: the module tree's */
+                 ? render_trace_with_regions(s, run, out)
+                 : lp_render_format(format, session_report_tree(s),
+                                    lp_collector_timeline(s->collector), run, ro, out);
+    json_decref(run);
+    return rc;
+}
+
+int lp_session_render(lp_session *s, lp_format format, FILE *out) {
+    if (!s || !out) return lp_error_set(LP_ERR_INVALID, "lp_session_render: NULL argument");
+    if (!lp_format_name(format))
+        return lp_error_set(LP_ERR_UNSUPPORTED, "unknown output format %d", (int)format);
+    lp_render_opts ro;
+    lp_render_opts_init(&ro);
+    ro.depth = s->opts.depth;
+    ro.sort = s->opts.sort;
+    ro.top = s->opts.top;
+    ro.columns = s->opts.columns;
+    ro.n_columns = s->opts.n_columns;
+    ro.units = s->opts.units;
+    ro.ascii = s->opts.ascii;
+    ro.show_ops = s->opts.events;
+    const char *notes[LP_MAX_NOTES + 3 + 6];
+    size_t n = 0;
+    for (size_t i = 0; i < s->n_notes; i++)
+        notes[n++] = s->notes[i];
+    char cuda_notes[6][256];
+    size_t n_cuda = lp_cuda_prof_notes(s->cuda, &cuda_notes[0][0], sizeof cuda_notes[0], 6);
+    for (size_t i = 0; i < n_cuda; i++)
+        notes[n++] = cuda_notes[i];
+    lp_collector_stats st;
+    lp_collector_get_stats(s->collector, &st);
+    char extra[2][200];
+    if (st.dropped || st.unbalanced) {
+        snprintf(
+            extra[0], sizeof extra[0],
+            "warning: %llu events could not be attributed (%llu unbalanced); figures may be low",
+            (unsigned long long)(st.dropped + st.unbalanced), (unsigned long long)st.unbalanced);
+        notes[n++] = extra[0];
+    }
+    const lp_tree *t = session_report_tree(s);
+    char partial[160];
+    if (s->partial_cycle) {
+        snprintf(partial, sizeof partial,
+                 "note: schedule cycle %d has not completed: these figures are of its steps so far",
+                 s->cycles_done + 1);
+        notes[n++] = partial;
+    }
+    if (!t->iterations) {
+        snprintf(extra[1], sizeof extra[1], "note: no profiled iteration completed");
+        notes[n++] = extra[1];
+    }
+    ro.notes = notes;
+    ro.n_notes = n;
+    if (format != LP_FORMAT_TREE) return render_export(s, format, &ro, out);
+    return lp_render_tree(t, &ro, out);
+}
+
+int session_write_one(lp_session *s, const lp_output_spec *o) {
+    int to_stdout = !o->file || strcmp(o->file, "-") == 0;
+    FILE *f = to_stdout ? stdout : fopen(o->file, "w");
+    if (!f) return lp_error_set(LP_ERR_IO, "cannot write '%s': %s", o->file, strerror(errno));
+    int rc = lp_session_render(s, o->format, f);
+    int err = ferror(f) ? errno : 0;
+    if (to_stdout) {
+        if (fflush(f) != 0 && !rc)
+            rc = lp_error_set(LP_ERR_IO, "cannot write the report: %s", strerror(errno));
+    } else if (fclose(f) != 0 && !rc) {
+        rc = lp_error_set(LP_ERR_IO, "cannot write '%s': %s", o->file, strerror(errno));
+    }
+    if (!rc && err) rc = lp_error_set(LP_ERR_IO, "cannot write the report: %s", strerror(err));
+    return rc;
+}
+
+int lp_session_write_outputs(lp_session *s) {
+    if (!s) return lp_error_set(LP_ERR_INVALID, "lp_session_write_outputs: session is NULL");
+    int rc = LP_OK;
+    if (!s->opts.n_outputs) {
+        lp_output_spec o = {LP_FORMAT_TREE, NULL};
+        rc = session_write_one(s, &o);
+    }
+    /* Outputs named per cycle were written as each cycle completed. */
+    for (size_t i = 0; i < s->opts.n_outputs && !rc; i++)
+        if (!session_is_cycle_output(s, &s->outputs[i])) rc = session_write_one(s, &s->outputs[i]);
+    if (!rc && s->opts.summary) {
+        lp_output_spec o = {LP_FORMAT_SUMMARY, NULL};
+        if (fputc('\n', stdout) == EOF) return lp_error_set(LP_ERR_IO, "cannot write the summary");
+        rc = session_write_one(s, &o);
+    }
+    return rc;
+}

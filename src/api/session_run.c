@@ -1,0 +1,172 @@
+/* session_run.c: running forwards: the shim's hooks around them, warm-up and profiled
+ * iterations, single forwards in a program's own loop, and forwards whose output is kept. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdlib.h>
+#include <time.h>
+
+#include "api/session_internal.h"
+#include "base/error.h"
+#include "base/units.h"
+
+static int sink_call_enter(void *c, int32_t m, uint64_t t) {
+    return lp_ev_call_enter(c, m, t);
+}
+
+static int sink_call_exit(void *c, uint64_t t) {
+    return lp_ev_call_exit(c, t);
+}
+
+static int sink_op_start(void *c, const char *name, int32_t m, uint64_t shape_key, uint64_t t) {
+    return lp_ev_op_start(c, name, m, shape_key, t);
+}
+
+static void sink_op_end(void *c, uint64_t t) {
+    lp_ev_op_end(c, t);
+}
+
+static void sink_memory(void *c, const void *p, int64_t b, int d, uint64_t t) {
+    lp_ev_memory(c, p, b, d, t);
+}
+
+int session_hooks_install(lp_session *s) {
+    if (s->hooks_on) return LP_OK;
+    lps_sink sink = {s->collector,  sink_call_enter, sink_call_exit,
+                     sink_op_start, sink_op_end,     sink_memory};
+    unsigned hooks = LPS_HOOK_MODULES;
+    if (s->opts.events || s->opts.mode == LP_MODE_GRAPH) hooks |= LPS_HOOK_OPS;
+    if (s->opts.memory) hooks |= LPS_HOOK_MEMORY;
+    if (s->opts.events && s->opts.shapes) hooks |= LPS_HOOK_SHAPES;
+    int rc = lps_profile_begin(s->model, &sink, hooks);
+    if (rc) return session_shim_error(rc);
+    if ((rc = lp_cuda_prof_begin(s->cuda))) {
+        lps_profile_end(s->model);
+        return rc;
+    }
+    s->hooks_on = 1;
+    return LP_OK;
+}
+
+/* Removes the hooks; CUDA records are joined here, before any merge. */
+int session_hooks_remove(lp_session *s) {
+    if (!s->hooks_on) return LP_OK;
+    lps_profile_end(s->model);
+    s->hooks_on = 0;
+    return lp_cuda_prof_end(s->cuda, s->collector);
+}
+
+void session_progress(const lp_session *s, lp_phase phase, int done, int total) {
+    if (!s->opts.progress) return;
+    lp_progress p = {phase, done, total};
+    s->opts.progress(&p, s->opts.progress_payload);
+}
+
+/* One forward, profiled or not; the hooks must already be as `profiled` says. */
+int session_forward_once(lp_session *s, int profiled) {
+    int rc = s->capture
+                 ? lps_forward_output(s->model, s->tensors, &s->capture_bytes, &s->capture_size)
+                 : lps_forward(s->model, s->tensors);
+    if (rc) {
+        rc = session_shim_error(rc);
+        lp_collector_reset_stacks(s->collector);
+        return rc;
+    }
+    if (!profiled) return LP_OK;
+    s->driver_ns += lps_last_forward_ns(s->model);
+    atomic_store(&s->dirty, 1);
+    return lp_cuda_prof_iteration_done(s->cuda, s->collector);
+}
+
+int lp_session_run(lp_session *s) {
+    if (!s) return lp_error_set(LP_ERR_INVALID, "lp_session_run: session is NULL");
+    int rc;
+    lp_format_date((long long)time(NULL), s->date, sizeof s->date);
+    session_progress(s, LP_PHASE_WARMUP, 0, s->opts.warmup);
+    for (int i = 0; i < s->opts.warmup; i++) {
+        if ((rc = lps_forward(s->model, s->tensors))) return session_shim_error(rc);
+        session_progress(s, LP_PHASE_WARMUP, i + 1, s->opts.warmup);
+    }
+    session_progress(s, LP_PHASE_PROFILE, 0, s->opts.iterations);
+    if ((rc = session_target_for_forward(s))) return rc;
+    for (int i = 0; i < s->opts.iterations && !rc; i++) {
+        int profiled = session_profiling_now(s);
+        rc = profiled ? session_apply_pending_clear(s) : LP_OK;
+        if (!rc) rc = profiled ? session_hooks_install(s) : session_hooks_remove(s);
+        if (!rc) rc = session_forward_once(s, profiled);
+        if (rc) break;
+        session_progress(s, LP_PHASE_PROFILE, i + 1, s->opts.iterations);
+        rc = session_end_step(s); /* each forward is a step */
+    }
+    int hrc = session_hooks_remove(s);
+    if (!rc) rc = hrc;
+    atomic_store(&s->dirty, 1);
+    int frc = session_sync_report(s);
+    session_progress(s, LP_PHASE_DONE, s->opts.iterations, s->opts.iterations);
+    return rc ? rc : frc;
+}
+
+int lp_session_forward(lp_session *s, void **output, size_t *output_size) {
+    if (!s) return lp_error_set(LP_ERR_INVALID, "lp_session_forward: session is NULL");
+    if (output && !output_size)
+        return lp_error_set(LP_ERR_INVALID, "lp_session_forward: output_size is NULL");
+    if (output) *output = NULL;
+    if (output_size) *output_size = 0;
+    int profiled = session_profiling_now(s);
+    int rc = profiled ? session_apply_pending_clear(s) : LP_OK;
+    if (!rc && profiled) rc = session_target_for_forward(s);
+    if (!rc && profiled) rc = session_hooks_install(s);
+    s->capture = output != NULL;
+    s->capture_bytes = NULL;
+    if (!rc) rc = session_forward_once(s, profiled);
+    s->capture = 0;
+    int hrc =
+        session_hooks_remove(s); /* hooks stay only for the forward: other code runs unobserved */
+    if (!rc) rc = hrc;
+    if (rc) {
+        free(s->capture_bytes);
+    } else if (output) {
+        *output = s->capture_bytes;
+        *output_size = s->capture_size;
+    }
+    s->capture_bytes = NULL;
+    return rc;
+}
+
+int lp_session_set_input(lp_session *s, size_t index, const void *data, size_t bytes) {
+    if (!s || (!data && bytes))
+        return lp_error_set(LP_ERR_INVALID, "lp_session_set_input: NULL argument");
+    int rc = lps_inputs_set(s->tensors, index, data, bytes);
+    return rc ? session_shim_error(rc) : LP_OK;
+}
+
+int lp_session_forward_output(lp_session *s, int profiled, void **bytes, size_t *size) {
+    if (!s || !bytes || !size)
+        return lp_error_set(LP_ERR_INVALID, "lp_session_forward_output: NULL argument");
+    *bytes = NULL;
+    *size = 0;
+    if (!profiled) {
+        int rc = lps_forward_output(s->model, s->tensors, bytes, size);
+        return rc ? session_shim_error(rc) : LP_OK;
+    }
+    /* The profiled forward goes through lp_session_run itself, so it is exactly what a run
+     * measures: one iteration, no warm-up, its output kept. */
+    int warmup = s->opts.warmup, iterations = s->opts.iterations;
+    s->opts.warmup = 0;
+    s->opts.iterations = 1;
+    s->capture = 1;
+    s->capture_bytes = NULL;
+    int rc = lp_session_run(s);
+    s->capture = 0;
+    s->opts.warmup = warmup;
+    s->opts.iterations = iterations;
+    if (rc == LP_OK && !s->capture_bytes)
+        rc = lp_error_set(LP_ERR_STATE, "lp_session_forward_output: the forward did not run");
+    if (rc) {
+        free(s->capture_bytes);
+        s->capture_bytes = NULL;
+        return rc;
+    }
+    *bytes = s->capture_bytes;
+    *size = s->capture_size;
+    s->capture_bytes = NULL;
+    return LP_OK;
+}

@@ -1,0 +1,152 @@
+/* compose.c: see compose.h. Runs after a merge, on the driving thread; allocates freely. */
+#include "collect/compose.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "layerprof.h"
+
+typedef struct composer {
+    lp_tree *out;
+    const lp_collector *c;
+    const lp_mount *mounts;
+    size_t n_mounts;
+    int32_t main_context; /* the context unregioned forwards go to: "main", -1 when absent */
+} composer;
+
+/* "<prefix>/<name>", or just the name at the top. */
+static char *join_path(const char *prefix, const char *name) {
+    size_t lp = prefix ? strlen(prefix) : 0, ln = strlen(name);
+    char *p = malloc(lp + ln + 2);
+    if (!p) return NULL;
+    if (prefix)
+        snprintf(p, lp + ln + 2, "%s/%s", prefix, name);
+    else
+        memcpy(p, name, ln + 1);
+    return p;
+}
+
+static int add_named(composer *k, const char *path, const char *name, const char *class_name,
+                     int kind, int32_t parent) {
+    int32_t idx = lp_tree_add(k->out, path, class_name, parent);
+    if (idx < 0) return idx;
+    int rc = lp_tree_set_name(k->out, idx, name);
+    if (rc) return rc;
+    k->out->nodes[idx].kind = kind;
+    return idx;
+}
+
+/* A copy of one mount's module tree under `parent`, paths prefixed with the region's path. */
+static int add_mount(composer *k, const lp_tree *m, int32_t parent, const char *prefix) {
+    lp_tree *out = k->out;
+    int32_t base = (int32_t)out->n_nodes;
+    for (size_t i = 0; i < m->n_nodes; i++) {
+        const lp_tree_node *n = &m->nodes[i];
+        char *path = join_path(prefix, n->path);
+        if (!path) return lp_error_set(LP_ERR_NOMEM, "out of memory composing the report");
+        int32_t p = n->parent < 0 ? parent : base + n->parent;
+        int idx = add_named(k, path, n->name, n->class_name, LP_NODE_MODULE, p);
+        free(path);
+        if (idx < 0) return idx;
+        lp_tree_node *o = &out->nodes[idx];
+        o->selected = n->selected;
+        o->container = n->container;
+        o->fig = n->fig;
+    }
+    int32_t op_base = (int32_t)out->n_ops;
+    for (size_t r = 0; r < m->n_ops; r++) { /* a parent op row precedes its children */
+        const lp_op_node *o = &m->ops[r];
+        int idx = lp_tree_add_op(out, base + o->module,
+                                 o->parent_op < 0 ? -1 : op_base + o->parent_op, o->op, o->shapes);
+        if (idx < 0) return idx;
+        out->ops[idx].fig = o->fig;
+    }
+    return LP_OK;
+}
+
+static int add_region(composer *k, int32_t id, int32_t parent, const char *prefix);
+
+/* The regions under `id` and the forwards run in it, in first-seen order. */
+static int add_children(composer *k, int32_t id, int32_t node, const char *path) {
+    size_t n = lp_region_count(k->c);
+    for (size_t r = 0; r < n; r++)
+        if (lp_region_get(k->c, (int32_t)r)->parent == id) {
+            int rc = add_region(k, (int32_t)r, node, path);
+            if (rc < 0) return rc;
+        }
+    for (size_t i = 0; i < k->n_mounts; i++) {
+        int32_t region = k->mounts[i].region;
+        const lp_tree *m = k->mounts[i].tree;
+        int here = region == id || (region < 0 && id == k->main_context);
+        if (here && m->n_nodes && m->nodes[0].fig.calls) {
+            int rc = add_mount(k, m, node, path);
+            if (rc < 0) return rc;
+        }
+    }
+    return LP_OK;
+}
+
+/* Sums the direct children's totals into a group node (a context, the session). */
+static void sum_children(lp_tree *t, int32_t node) {
+    uint64_t total = 0;
+    for (int32_t ch = t->nodes[node].first_child; ch >= 0; ch = t->nodes[ch].next_sibling)
+        total += t->nodes[ch].fig.total_ns;
+    t->nodes[node].fig.total_ns = total;
+}
+
+static int add_region(composer *k, int32_t id, int32_t parent, const char *prefix) {
+    const lp_region_entry *e = lp_region_get(k->c, id);
+    int context = e->parent < 0;
+    char *path = join_path(prefix, e->name);
+    if (!path) return lp_error_set(LP_ERR_NOMEM, "out of memory composing the report");
+    int node = add_named(k, path, e->name, context ? "context" : "region",
+                         context ? LP_NODE_CONTEXT : LP_NODE_REGION, parent);
+    if (node >= 0 && !context) k->out->nodes[node].fig = *lp_region_figures(k->c, id);
+    int rc = node < 0 ? node : add_children(k, id, node, path);
+    free(path);
+    if (rc < 0) return rc;
+    if (context) sum_children(k->out, node);
+    return node;
+}
+
+int lp_compose(lp_tree *out, const lp_collector *c, const lp_mount *mounts, size_t n_mounts,
+               uint64_t iterations) {
+    lp_tree_free(out);
+    lp_tree_init(out);
+    if (!n_mounts || !mounts[0].tree->n_nodes)
+        return lp_error_set(LP_ERR_INVALID, "lp_compose: no module tree");
+    const lp_tree *model = mounts[0].tree;
+    composer k = {out, c, mounts, n_mounts, -1};
+    size_t n = lp_region_count(c);
+    for (size_t r = 0; r < n && k.main_context < 0; r++) {
+        const lp_region_entry *e = lp_region_get(c, (int32_t)r);
+        if (e->parent < 0 && strcmp(e->name, "main") == 0) k.main_context = (int32_t)r;
+    }
+    int rc = add_named(&k, "", model->nodes[0].class_name, "session", LP_NODE_SESSION, -1);
+    for (size_t r = 0; r < n && rc >= 0; r++)
+        if (lp_region_get(c, (int32_t)r)->parent < 0) rc = add_region(&k, (int32_t)r, 0, NULL);
+    /* Forwards outside every region, in a session whose regions never named "main". */
+    int unregioned = 0;
+    for (size_t i = 0; i < n_mounts; i++)
+        unregioned |= mounts[i].region < 0 && mounts[i].tree->nodes[0].fig.calls > 0;
+    if (rc >= 0 && k.main_context < 0 && unregioned) {
+        int main_node = rc = add_named(&k, "main", "main", "context", LP_NODE_CONTEXT, 0);
+        for (size_t i = 0; i < n_mounts && rc >= 0; i++)
+            if (mounts[i].region < 0 && mounts[i].tree->nodes[0].fig.calls)
+                rc = add_mount(&k, mounts[i].tree, main_node, "main");
+        if (rc >= 0) sum_children(out, main_node);
+    }
+    if (rc < 0) return rc;
+    sum_children(out, 0);
+    out->iterations = iterations;
+    out->op_names = model->op_names;
+    out->shape_names = model->shape_names;
+    out->has_ops |= model->has_ops;
+    out->has_cuda_time = model->has_cuda_time;
+    for (int d = 0; d < LP_DEV_COUNT; d++)
+        out->has_memory[d] = model->has_memory[d];
+    lp_tree_set_shares(out);
+    return LP_OK;
+}

@@ -1,0 +1,273 @@
+/* input_spec.c: the "SHAPE[:DTYPE][:FILL]" syntax of --input and the model's recorded inputs. */
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "config/input_spec.h"
+#include "layerprof.h"
+
+static const struct {
+    const char *name;
+    lp_dtype dtype;
+    int size;
+    int is_integer;
+} dtype_table[] = {
+    {"float32", LP_DTYPE_FLOAT32, 4, 0},   {"float", LP_DTYPE_FLOAT32, 4, 0},
+    {"float64", LP_DTYPE_FLOAT64, 8, 0},   {"double", LP_DTYPE_FLOAT64, 8, 0},
+    {"float16", LP_DTYPE_FLOAT16, 2, 0},   {"half", LP_DTYPE_FLOAT16, 2, 0},
+    {"bfloat16", LP_DTYPE_BFLOAT16, 2, 0}, {"int64", LP_DTYPE_INT64, 8, 1},
+    {"long", LP_DTYPE_INT64, 8, 1},        {"int32", LP_DTYPE_INT32, 4, 1},
+    {"int", LP_DTYPE_INT32, 4, 1},         {"int16", LP_DTYPE_INT16, 2, 1},
+    {"int8", LP_DTYPE_INT8, 1, 1},         {"uint8", LP_DTYPE_UINT8, 1, 1},
+    {"bool", LP_DTYPE_BOOL, 1, 1},
+};
+#define N_DTYPES (sizeof dtype_table / sizeof dtype_table[0])
+
+const char *lp_dtype_name(lp_dtype dtype) {
+    for (size_t i = 0; i < N_DTYPES; i++)
+        if (dtype_table[i].dtype == dtype) return dtype_table[i].name; /* first is canonical */
+    return "unknown";
+}
+
+int lp_dtype_from_name(const char *name, size_t len, lp_dtype *out) {
+    for (size_t i = 0; i < N_DTYPES; i++)
+        if (strlen(dtype_table[i].name) == len && strncmp(dtype_table[i].name, name, len) == 0) {
+            *out = dtype_table[i].dtype;
+            return 1;
+        }
+    return 0;
+}
+
+static int dtype_size(lp_dtype d) {
+    for (size_t i = 0; i < N_DTYPES; i++)
+        if (dtype_table[i].dtype == d) return dtype_table[i].size;
+    return 0;
+}
+
+int lp_dtype_is_integer(lp_dtype d) {
+    for (size_t i = 0; i < N_DTYPES; i++)
+        if (dtype_table[i].dtype == d) return dtype_table[i].is_integer;
+    return 0;
+}
+
+int64_t lp_input_spec_bytes(const lp_input_spec *spec) {
+    if (!spec || spec->ndim < 0 || spec->ndim > LP_MAX_DIMS) return 0;
+    int64_t n = dtype_size(spec->dtype);
+    for (int i = 0; i < spec->ndim; i++) {
+        if (spec->shape[i] <= 0) return 0;
+        if (n > INT64_MAX / spec->shape[i]) return INT64_MAX;
+        n *= spec->shape[i];
+    }
+    return n;
+}
+
+/* "1x3x224x224": positive dimensions separated by 'x'. */
+static int parse_shape(const char *s, size_t len, lp_input_spec *out, const char *whole) {
+    out->ndim = 0;
+    size_t i = 0;
+    if (len == 0)
+        return lp_error_set(LP_ERR_INVALID, "input '%s': the shape is empty (e.g. 1x3x224x224)",
+                            whole);
+    while (i < len) {
+        if (out->ndim == LP_MAX_DIMS)
+            return lp_error_set(LP_ERR_INVALID, "input '%s': more than %d dimensions", whole,
+                                LP_MAX_DIMS);
+        if (!isdigit((unsigned char)s[i]))
+            return lp_error_set(
+                LP_ERR_INVALID,
+                "input '%s': bad shape: expected a dimension at '%.*s' (e.g. 1x3x224x224)", whole,
+                (int)(len - i), s + i);
+        int64_t v = 0;
+        while (i < len && isdigit((unsigned char)s[i])) {
+            if (v > (INT64_MAX - 9) / 10)
+                return lp_error_set(LP_ERR_INVALID, "input '%s': dimension too large", whole);
+            v = v * 10 + (s[i] - '0');
+            i++;
+        }
+        if (v == 0)
+            return lp_error_set(LP_ERR_INVALID, "input '%s': dimensions must be positive", whole);
+        out->shape[out->ndim++] = v;
+        if (i < len) {
+            if (s[i] != 'x' && s[i] != 'X')
+                return lp_error_set(
+                    LP_ERR_INVALID,
+                    "input '%s': bad shape: unexpected '%c' (dimensions are separated by 'x')",
+                    whole, s[i]);
+            i++;
+            if (i == len)
+                return lp_error_set(LP_ERR_INVALID, "input '%s': the shape ends with 'x'", whole);
+        }
+    }
+    return LP_OK;
+}
+
+static int parse_number(const char *s, size_t len, double *out) {
+    char buf[64];
+    if (len == 0 || len >= sizeof buf) return 0;
+    memcpy(buf, s, len);
+    buf[len] = '\0';
+    char *end;
+    errno = 0;
+    double v = strtod(buf, &end);
+    if (*end || errno || !isfinite(v)) return 0;
+    *out = v;
+    return 1;
+}
+
+static int parse_fill(const char *s, size_t len, lp_input_spec *out, const char *whole) {
+#define IS(word) (len == strlen(word) && strncmp(s, word, len) == 0)
+    if (IS("random") || IS("rand"))
+        out->fill = LP_FILL_RANDOM;
+    else if (IS("zeros") || IS("zero"))
+        out->fill = LP_FILL_ZEROS;
+    else if (IS("ones") || IS("one"))
+        out->fill = LP_FILL_ONES;
+    else {
+        const char *dots = NULL;
+        for (size_t i = 0; i + 1 < len; i++)
+            if (s[i] == '.' && s[i + 1] == '.' && i > 0) {
+                dots = s + i;
+                break;
+            }
+        double lo, hi;
+        if (!dots || !parse_number(s, (size_t)(dots - s), &lo) ||
+            !parse_number(dots + 2, len - (size_t)(dots - s) - 2, &hi))
+            return lp_error_set(
+                LP_ERR_INVALID,
+                "input '%s': unknown fill '%.*s' (random, zeros, ones, or a range LO..HI)", whole,
+                (int)len, s);
+        if (!(lo < hi))
+            return lp_error_set(LP_ERR_INVALID, "input '%s': empty range %.*s", whole, (int)len, s);
+        out->fill = LP_FILL_RANDOM;
+        out->has_range = 1;
+        out->low = lo;
+        out->high = hi;
+    }
+#undef IS
+    return LP_OK;
+}
+
+/* Splits `text` at ':' into at most `max` fields. Returns the count, or -1 if there are more. */
+static int split_colon(const char *text, const char **f, size_t *flen, int max) {
+    int n = 0;
+    const char *p = text;
+    for (;;) {
+        const char *c = strchr(p, ':');
+        if (n == max) return -1;
+        f[n] = p;
+        flen[n] = c ? (size_t)(c - p) : strlen(p);
+        n++;
+        if (!c) return n;
+        p = c + 1;
+    }
+}
+
+/* `shape` is the SHAPE field of `whole`: the hint must itself be a spec that parses. */
+static int check_integer_range(lp_input_spec *out, const char *whole, const char *shape,
+                               size_t shape_len) {
+    if (lp_dtype_is_integer(out->dtype) && out->fill == LP_FILL_RANDOM &&
+        out->dtype != LP_DTYPE_BOOL && !out->has_range)
+        return lp_error_set(
+            LP_ERR_INVALID, "input '%s': random %s values need a range, e.g. %.*s:%s:0..100", whole,
+            lp_dtype_name(out->dtype), (int)shape_len, shape, lp_dtype_name(out->dtype));
+    return LP_OK;
+}
+
+int lp_input_spec_parse(const char *text, lp_input_spec *out) {
+    if (!text || !out) return lp_error_set(LP_ERR_INVALID, "lp_input_spec_parse: NULL argument");
+    memset(out, 0, sizeof *out);
+    out->dtype = LP_DTYPE_FLOAT32;
+    out->fill = LP_FILL_RANDOM;
+    const char *f[3];
+    size_t fl[3];
+    int n = split_colon(text, f, fl, 3);
+    if (n < 0)
+        return lp_error_set(LP_ERR_INVALID,
+                            "input '%s': too many ':' fields (SHAPE[:DTYPE][:FILL])", text);
+    int rc = parse_shape(f[0], fl[0], out, text);
+    if (rc) return rc;
+    int next = 1;
+    if (n > 1) {
+        if (lp_dtype_from_name(f[1], fl[1], &out->dtype)) {
+            next = 2;
+        } else if (n == 3) {
+            return lp_error_set(LP_ERR_INVALID,
+                                "input '%s': unknown dtype '%.*s' (float32, float64, float16, "
+                                "bfloat16, int64, int32, int16, int8, uint8, bool)",
+                                text, (int)fl[1], f[1]);
+        }
+    }
+    if (next < n) {
+        rc = parse_fill(f[next], fl[next], out, text);
+        if (rc) return rc;
+    }
+    return check_integer_range(out, text, f[0], fl[0]);
+}
+
+int lp_input_file_spec_parse(const char *text, lp_input_spec *out) {
+    if (!text || !out)
+        return lp_error_set(LP_ERR_INVALID, "lp_input_file_spec_parse: NULL argument");
+    memset(out, 0, sizeof *out);
+    out->dtype = LP_DTYPE_FLOAT32;
+    /* FILE may contain ':', so take SHAPE[:DTYPE] from the right. */
+    const char *last = strrchr(text, ':');
+    if (!last || last == text)
+        return lp_error_set(LP_ERR_INVALID, "input file '%s': expected FILE:SHAPE[:DTYPE]", text);
+    const char *shape = last + 1;
+    size_t shape_len = strlen(shape);
+    const char *file_end = last;
+    lp_dtype dt;
+    if (lp_dtype_from_name(shape, shape_len, &dt)) {
+        out->dtype = dt;
+        const char *prev = last - 1;
+        while (prev > text && *prev != ':')
+            prev--;
+        if (prev == text)
+            return lp_error_set(LP_ERR_INVALID, "input file '%s': expected FILE:SHAPE[:DTYPE]",
+                                text);
+        shape = prev + 1;
+        shape_len = (size_t)(last - shape);
+        file_end = prev;
+    }
+    int rc = parse_shape(shape, shape_len, out, text);
+    if (rc) return rc;
+    size_t flen = (size_t)(file_end - text);
+    if (flen == 0)
+        return lp_error_set(LP_ERR_INVALID, "input file '%s': the file name is empty", text);
+    if (flen >= sizeof out->file)
+        return lp_error_set(LP_ERR_INVALID, "input file '%s': path too long", text);
+    memcpy(out->file, text, flen);
+    out->file[flen] = '\0';
+    out->fill = LP_FILL_FILE;
+    return LP_OK;
+}
+
+int lp_input_spec_format(const lp_input_spec *spec, char *buf, size_t size) {
+    if (!spec || (!buf && size))
+        return lp_error_set(LP_ERR_INVALID, "lp_input_spec_format: NULL argument");
+    char shape[LP_MAX_DIMS * 21 + 1];
+    size_t off = 0;
+    shape[0] = '\0';
+    for (int i = 0; i < spec->ndim && i < LP_MAX_DIMS; i++)
+        off += (size_t)snprintf(shape + off, sizeof shape - off, i ? "x%lld" : "%lld",
+                                (long long)spec->shape[i]);
+    const char *dt = lp_dtype_name(spec->dtype);
+    switch (spec->fill) {
+    case LP_FILL_FILE:
+        return snprintf(buf, size, "%s:%s:%s", spec->file, shape, dt);
+    case LP_FILL_ZEROS:
+        return snprintf(buf, size, "%s:%s:zeros", shape, dt);
+    case LP_FILL_ONES:
+        return snprintf(buf, size, "%s:%s:ones", shape, dt);
+    case LP_FILL_RANDOM:
+    default:
+        if (spec->has_range)
+            return snprintf(buf, size, "%s:%s:%.17g..%.17g", shape, dt, spec->low, spec->high);
+        return snprintf(buf, size, "%s:%s", shape, dt);
+    }
+}

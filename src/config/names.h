@@ -1,0 +1,30 @@
+/* config_internal.h: what the config reader (config.c) and writer (config_emit.c) share, so the
+ * names a file may spell and the names --print-config writes can never drift apart. */
+#ifndef LP_CONFIG_INTERNAL_H
+#define LP_CONFIG_INTERNAL_H
+
+#include <stddef.h>
+
+/* One spelling of an enum value. The first entry for a value is its canonical name; later ones
+ * are aliases the reader also accepts ("zero" for "zeros", as --input does). */
+typedef struct lp_cfg_name {
+    const char *name;
+    int value;
+} lp_cfg_name;
+
+typedef struct lp_cfg_names {
+    const lp_cfg_name *v;
+    size_t n;
+    const char *what; /* "mode", "units": the word error messages use */
+} lp_cfg_names;
+
+extern const lp_cfg_names lp_cfg_modes;        /* lp_mode */
+extern const lp_cfg_names lp_cfg_units;        /* lp_units */
+extern const lp_cfg_names lp_cfg_formats;      /* lp_format */
+extern const lp_cfg_names lp_cfg_fills;        /* lp_fill */
+extern const lp_cfg_names lp_cfg_cuda_timings; /* lp_cuda_timing */
+
+/* The canonical name of `value`, or NULL when it has none. */
+const char *lp_cfg_name_of(const lp_cfg_names *t, int value);
+
+#endif

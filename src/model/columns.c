@@ -1,0 +1,240 @@
+/* columns.c: one table entry, getter and formatter per column. Adding a column is adding a row here
+ * (and, for a new statistic, its field in tree.h); renderers pick it up by id. */
+#include "model/columns.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "base/suggest.h"
+#include "base/units.h"
+
+/* Getters -------------------------------------------------------------------------------------- */
+
+/* Times and calls are per iteration, as the table shows one forward; memory is a mean per call. */
+static int get_self_cpu(const lp_figures *fig, double iterations, double *out) {
+    *out = (double)fig->self_ns / iterations;
+    return 1;
+}
+
+static int get_cpu_total(const lp_figures *fig, double iterations, double *out) {
+    *out = (double)fig->total_ns / iterations;
+    return 1;
+}
+
+/* CUDA time per iteration, for rows that are calls (modules and ops that ran): the "(self)" and
+ * Total rows carry CPU time only, so they stay blank here rather than show a false 0. */
+static int get_self_cuda(const lp_figures *fig, double iterations, double *out) {
+    *out = (double)fig->cuda_self_ns / iterations;
+    return fig->calls > 0;
+}
+
+static int get_cuda_total(const lp_figures *fig, double iterations, double *out) {
+    *out = (double)fig->cuda_total_ns / iterations;
+    return fig->calls > 0;
+}
+
+static int get_calls(const lp_figures *fig, double iterations, double *out) {
+    *out = (double)fig->calls / iterations;
+    return 1;
+}
+
+/* Per-call statistics of inclusive time (Welford, tree.h): per call, not per iteration, so they
+ * do not depend on how often a module runs in one forward. Blank without calls rather than a false
+ * 0, and the standard deviation needs two calls. */
+static int get_mean(const lp_figures *fig, double iterations, double *out) {
+    (void)iterations;
+    *out = fig->time.mean;
+    return fig->time.n > 0;
+}
+
+static int get_min(const lp_figures *fig, double iterations, double *out) {
+    (void)iterations;
+    *out = (double)fig->time.min;
+    return fig->time.n > 0;
+}
+
+static int get_max(const lp_figures *fig, double iterations, double *out) {
+    (void)iterations;
+    *out = (double)fig->time.max;
+    return fig->time.n > 0;
+}
+
+static int get_std(const lp_figures *fig, double iterations, double *out) {
+    (void)iterations;
+    *out = lp_welford_std(&fig->time);
+    return fig->time.n > 1;
+}
+
+/* % Total: the row's total against its context's (lp_tree_set_shares). Both are raw sums over the
+ * same iterations, so the ratio is the per-iteration one. Rows with no base ("(self)", Total, a
+ * tree whose shares were never set) stay blank. */
+static int get_share(const lp_figures *fig, double iterations, double *out) {
+    (void)iterations;
+    if (fig->share_base_ns == 0) {
+        *out = 0.0;
+        return 0;
+    }
+    *out = 100.0 * (double)fig->total_ns / (double)fig->share_base_ns;
+    return 1;
+}
+
+#define MEM_GETTER(fn, dev, stat)                                                                  \
+    static int fn(const lp_figures *fig, double iterations, double *out) {                         \
+        (void)iterations;                                                                          \
+        *out = lp_stat_mean(&fig->mem[dev].stat);                                                  \
+        return 1;                                                                                  \
+    }
+MEM_GETTER(get_self_cpu_mem, LP_DEV_CPU, self_retained)
+MEM_GETTER(get_cpu_mem, LP_DEV_CPU, retained)
+MEM_GETTER(get_peak_cpu_mem, LP_DEV_CPU, peak)
+MEM_GETTER(get_net_cpu_mem, LP_DEV_CPU, net)
+MEM_GETTER(get_self_cuda_mem, LP_DEV_CUDA, self_retained)
+MEM_GETTER(get_cuda_mem, LP_DEV_CUDA, retained)
+MEM_GETTER(get_peak_cuda_mem, LP_DEV_CUDA, peak)
+MEM_GETTER(get_net_cuda_mem, LP_DEV_CUDA, net)
+
+/* Formatters ----------------------------------------------------------------------------------- */
+
+static int fmt_time(double v, lp_units units, char *buf, size_t size) {
+    return lp_format_time(v, units, buf, size);
+}
+
+static int fmt_bytes(double v, lp_units units, char *buf, size_t size) {
+    (void)units;
+    return lp_format_bytes(v, buf, size);
+}
+
+/* Calls per iteration are whole unless a module runs a varying number of times per forward. */
+static int fmt_calls(double v, lp_units units, char *buf, size_t size) {
+    (void)units;
+    if (v == nearbyint(v) && fabs(v) < 1e15) return snprintf(buf, size, "%.0f", v);
+    return snprintf(buf, size, "%.2f", v);
+}
+
+/* "49.51%": the value is already a percentage. */
+static int fmt_percent(double v, lp_units units, char *buf, size_t size) {
+    (void)units;
+    return snprintf(buf, size, "%.2f%%", v);
+}
+
+/* The table ------------------------------------------------------------------------------------ */
+
+#define TIME LP_COLGRP_TIME
+#define MEM LP_COLGRP_MEM
+#define CPU_MEM LP_NEED_CPU_MEM
+#define CUDA_MEM LP_NEED_CUDA_MEM
+#define CUDA_TIME LP_NEED_CUDA_TIME
+
+/* torchprof's order, then the per-call statistics (not in the default set); the default set is
+ * every is_default entry whose needs the tree meets. */
+static const lp_column columns[] = {
+    {"self_cpu", "Self CPU total", TIME, 0, 1, "_ns", get_self_cpu, fmt_time},
+    {"cpu_total", "CPU total", TIME, 0, 1, "_ns", get_cpu_total, fmt_time},
+    {"self_cuda", "Self CUDA total", TIME, CUDA_TIME, 1, "_ns", get_self_cuda, fmt_time},
+    {"cuda_total", "CUDA total", TIME, CUDA_TIME, 1, "_ns", get_cuda_total, fmt_time},
+    {"self_cpu_mem", "Self CPU Mem", MEM, CPU_MEM, 1, "_bytes", get_self_cpu_mem, fmt_bytes},
+    {"cpu_mem", "CPU Mem", MEM, CPU_MEM, 1, "_bytes", get_cpu_mem, fmt_bytes},
+    {"peak_cpu_mem", "Peak CPU Mem", MEM, CPU_MEM, 1, "_bytes", get_peak_cpu_mem, fmt_bytes},
+    {"net_cpu_mem", "Net CPU Mem", MEM, CPU_MEM, 0, "_bytes", get_net_cpu_mem, fmt_bytes},
+    {"self_cuda_mem", "Self CUDA Mem", MEM, CUDA_MEM, 1, "_bytes", get_self_cuda_mem, fmt_bytes},
+    {"cuda_mem", "CUDA Mem", MEM, CUDA_MEM, 1, "_bytes", get_cuda_mem, fmt_bytes},
+    {"peak_cuda_mem", "Peak CUDA Mem", MEM, CUDA_MEM, 1, "_bytes", get_peak_cuda_mem, fmt_bytes},
+    {"net_cuda_mem", "Net CUDA Mem", MEM, CUDA_MEM, 0, "_bytes", get_net_cuda_mem, fmt_bytes},
+    {"calls", "Number of Calls", LP_COLGRP_CALLS, 0, 1, "", get_calls, fmt_calls},
+    {"mean", "Mean", TIME, 0, 0, "_ns", get_mean, fmt_time},
+    {"min", "Min", TIME, 0, 0, "_ns", get_min, fmt_time},
+    {"max", "Max", TIME, 0, 0, "_ns", get_max, fmt_time},
+    {"std", "Std", TIME, 0, 0, "_ns", get_std, fmt_time},
+    {"share", "% Total", TIME, 0, 0, "_pct", get_share, fmt_percent},
+};
+#define N_COLUMNS (sizeof columns / sizeof columns[0])
+
+const lp_column *lp_columns_all(size_t *n) {
+    if (n) *n = N_COLUMNS;
+    return columns;
+}
+
+const lp_column *lp_column_find(const char *id) {
+    if (!id) return NULL;
+    for (size_t i = 0; i < N_COLUMNS; i++)
+        if (strcmp(columns[i].id, id) == 0) return &columns[i];
+    return NULL;
+}
+
+int lp_column_lookup(const char *id, const char *what, const lp_column **out) {
+    const lp_column *col = lp_column_find(id);
+    if (col) {
+        *out = col;
+        return LP_OK;
+    }
+    const char *ids[N_COLUMNS];
+    for (size_t i = 0; i < N_COLUMNS; i++)
+        ids[i] = columns[i].id;
+    const char *near = id ? lp_closest(id, ids, N_COLUMNS) : NULL;
+    if (near)
+        return lp_error_set(LP_ERR_NOT_FOUND, "unknown %s '%s' (did you mean '%s'?)", what, id,
+                            near);
+    /* Nothing close: list them all, so the user never has to look the ids up. */
+    char list[512];
+    size_t len = 0;
+    for (size_t i = 0; i < N_COLUMNS && len < sizeof list; i++)
+        len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", i ? ", " : "", ids[i]);
+    return lp_error_set(LP_ERR_NOT_FOUND, "unknown %s '%s' (valid ids: %s)", what,
+                        id ? id : "(null)", list);
+}
+
+/* What each need bit asks of the tree. */
+static int has_cpu_mem(const lp_tree *t) {
+    return t->has_memory[LP_DEV_CPU];
+}
+static int has_cuda_mem(const lp_tree *t) {
+    return t->has_memory[LP_DEV_CUDA];
+}
+static int has_cuda_time(const lp_tree *t) {
+    return t->has_cuda_time;
+}
+static const struct {
+    unsigned bit;
+    int (*has)(const lp_tree *t);
+} needs[] = {
+    {LP_NEED_CPU_MEM, has_cpu_mem},
+    {LP_NEED_CUDA_MEM, has_cuda_mem},
+    {LP_NEED_CUDA_TIME, has_cuda_time},
+};
+
+int lp_column_available(const lp_column *col, const lp_tree *tree) {
+    for (size_t i = 0; i < sizeof needs / sizeof needs[0]; i++)
+        if ((col->needs & needs[i].bit) && !needs[i].has(tree)) return 0;
+    return 1;
+}
+
+int lp_columns_select(const lp_tree *tree, const char *const *ids, size_t n, const lp_column **out,
+                      size_t *n_out) {
+    *n_out = 0;
+    if (n > LP_MAX_COLUMNS)
+        return lp_error_set(LP_ERR_INVALID, "too many columns (%zu, at most %d)", n,
+                            LP_MAX_COLUMNS);
+    if (n == 0) {
+        for (size_t i = 0; i < N_COLUMNS; i++)
+            if (columns[i].is_default && lp_column_available(&columns[i], tree))
+                out[(*n_out)++] = &columns[i];
+        return LP_OK;
+    }
+    for (size_t i = 0; i < n; i++) {
+        int rc = lp_column_lookup(ids[i], "column", &out[i]);
+        if (rc != LP_OK) return rc;
+    }
+    *n_out = n;
+    return LP_OK;
+}
+
+int lp_column_value(const lp_column *col, const lp_tree *tree, const lp_figures *fig,
+                    unsigned groups, double *out) {
+    *out = 0.0;
+    if (!(groups & col->group) || !lp_column_available(col, tree)) return 0;
+    /* A tree that never ran has 0 iterations; its rows are blank anyway, so 1 only avoids 0/0. */
+    double iterations = tree->iterations ? (double)tree->iterations : 1.0;
+    return col->get(fig, iterations, out);
+}

@@ -1,0 +1,361 @@
+/* json_read.c: JSON reports read back into an lp_tree (lp_report), for diffs and re-rendering.
+ *
+ * The reader is strict where the writer is fixed (types, parents before children, the schema
+ * version), so a file layerprof wrote reads back into the same tree, and writing that tree again
+ * gives the same bytes. The "run" object is kept as it was read and written back untouched. */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "model/node_info.h"
+#include "report/json_report.h"
+#include "report/render.h"
+
+struct lp_report {
+    json_t *run;  /* owned reference */
+    lp_tree tree; /* op_names / shape_names point into the arrays below */
+    char **op_names;
+    size_t n_op_names, cap_op_names;
+    char **shape_names;
+    size_t n_shape_names, cap_shape_names;
+    int schema_version;
+};
+
+typedef struct reader {
+    lp_report *r;
+    const char *file;
+    char where[160]; /* "modules[3].ops[0]" */
+} reader;
+
+static int bad(const reader *rd, const char *field, const char *what) {
+    return lp_error_set(LP_ERR_INVALID, "%s: %s%s%s: %s", rd->file, rd->where,
+                        *rd->where && field ? "." : "", field ? field : "", what);
+}
+
+static int get_uint(const reader *rd, const json_t *obj, const char *key, uint64_t *out) {
+    json_t *v = json_object_get(obj, key);
+    if (!json_is_integer(v) || json_integer_value(v) < 0)
+        return bad(rd, key, "expected an integer >= 0");
+    *out = (uint64_t)json_integer_value(v);
+    return LP_OK;
+}
+
+static int get_int(const reader *rd, const json_t *obj, const char *key, int64_t *out) {
+    json_t *v = json_object_get(obj, key);
+    if (!json_is_integer(v)) return bad(rd, key, "expected an integer");
+    *out = (int64_t)json_integer_value(v);
+    return LP_OK;
+}
+
+static int get_bool(const reader *rd, const json_t *obj, const char *key, int *out) {
+    json_t *v = json_object_get(obj, key);
+    if (!json_is_boolean(v)) return bad(rd, key, "expected true or false");
+    *out = json_is_true(v);
+    return LP_OK;
+}
+
+static const char *get_str(const reader *rd, const json_t *obj, const char *key) {
+    json_t *v = json_object_get(obj, key);
+    if (!json_is_string(v)) {
+        bad(rd, key, "expected a string");
+        return NULL;
+    }
+    return json_string_value(v);
+}
+
+/* Interns `s` into a report-owned name table; returns its id or a negative status. */
+static int32_t intern(char ***names, size_t *n, size_t *cap, const char *s) {
+    for (size_t i = 0; i < *n; i++)
+        if (strcmp((*names)[i], s) == 0) return (int32_t)i;
+    if (*n == *cap) {
+        size_t c = *cap ? *cap * 2 : 32;
+        char **p = realloc(*names, c * sizeof *p);
+        if (!p) return lp_error_set(LP_ERR_NOMEM, "out of memory reading the report");
+        *names = p;
+        *cap = c;
+    }
+    size_t len = strlen(s) + 1;
+    char *d = malloc(len);
+    if (!d) return lp_error_set(LP_ERR_NOMEM, "out of memory reading the report");
+    memcpy(d, s, len);
+    (*names)[*n] = d;
+    return (int32_t)(*n)++;
+}
+
+static int read_stat(reader *rd, const json_t *dev, const char *key, lp_stat *s) {
+    json_t *o = json_object_get(dev, key);
+    if (!json_is_object(o)) return bad(rd, key, "expected an object {sum, min, max, n}");
+    size_t len = strlen(rd->where);
+    snprintf(rd->where + len, sizeof rd->where - len, "%s%s", len ? "." : "", key);
+    int rc = get_int(rd, o, "sum", &s->sum);
+    if (!rc) rc = get_int(rd, o, "min", &s->min);
+    if (!rc) rc = get_int(rd, o, "max", &s->max);
+    if (!rc) rc = get_uint(rd, o, "n", &s->n);
+    rd->where[len] = '\0';
+    return rc;
+}
+
+static int get_real(const reader *rd, const json_t *obj, const char *key, double *out) {
+    json_t *v = json_object_get(obj, key);
+    if (!json_is_number(v) || json_number_value(v) < 0)
+        return bad(rd, key, "expected a number >= 0");
+    *out = json_number_value(v);
+    return LP_OK;
+}
+
+/* "time": the per-call Welford accumulator. Reports written before it existed have none: their
+ * rows simply have no per-call statistics (n 0), as a module that never ran. */
+static int read_time(reader *rd, const json_t *o, lp_welford *w) {
+    json_t *tm = json_object_get(o, "time");
+    if (!tm) return LP_OK;
+    if (!json_is_object(tm))
+        return bad(rd, "time", "expected an object {n, mean_ns, m2, min_ns, max_ns}");
+    size_t len = strlen(rd->where);
+    snprintf(rd->where + len, sizeof rd->where - len, "%stime", len ? "." : "");
+    int rc = get_uint(rd, tm, "n", &w->n);
+    if (!rc) rc = get_real(rd, tm, "mean_ns", &w->mean);
+    if (!rc) rc = get_real(rd, tm, "m2", &w->m2);
+    if (!rc) rc = get_uint(rd, tm, "min_ns", &w->min);
+    if (!rc) rc = get_uint(rd, tm, "max_ns", &w->max);
+    if (!rc && w->min > w->max) rc = bad(rd, "min_ns", "greater than max_ns");
+    rd->where[len] = '\0';
+    return rc;
+}
+
+static int read_figures(reader *rd, const json_t *o, lp_figures *f) {
+    const lp_tree *t = &rd->r->tree;
+    int rc = get_uint(rd, o, "calls", &f->calls);
+    if (!rc) rc = get_uint(rd, o, "total_ns", &f->total_ns);
+    if (!rc) rc = get_uint(rd, o, "self_ns", &f->self_ns);
+    if (!rc) rc = read_time(rd, o, &f->time);
+    if (!rc && t->has_cuda_time) rc = get_uint(rd, o, "cuda_total_ns", &f->cuda_total_ns);
+    if (!rc && t->has_cuda_time) rc = get_uint(rd, o, "cuda_self_ns", &f->cuda_self_ns);
+    if (rc || (!t->has_memory[LP_DEV_CPU] && !t->has_memory[LP_DEV_CUDA])) return rc;
+    json_t *mem = json_object_get(o, "memory");
+    if (!json_is_object(mem)) return bad(rd, "memory", "expected an object");
+    static const char *const devs[LP_DEV_COUNT] = {"cpu", "cuda"};
+    for (int d = 0; d < LP_DEV_COUNT && !rc; d++) {
+        if (!t->has_memory[d]) continue;
+        json_t *dev = json_object_get(mem, devs[d]);
+        if (!json_is_object(dev)) return bad(rd, "memory", "a recorded device is missing");
+        size_t len = strlen(rd->where);
+        snprintf(rd->where + len, sizeof rd->where - len, "%smemory.%s", len ? "." : "", devs[d]);
+        lp_mem_stats *m = &f->mem[d];
+        rc = read_stat(rd, dev, "retained", &m->retained);
+        if (!rc) rc = read_stat(rd, dev, "self_retained", &m->self_retained);
+        if (!rc) rc = read_stat(rd, dev, "peak", &m->peak);
+        if (!rc) rc = read_stat(rd, dev, "net", &m->net);
+        rd->where[len] = '\0';
+    }
+    return rc;
+}
+
+/* Op rows: an explicit stack is not needed; nesting is op dispatch depth (a handful). */
+static int read_ops(reader *rd, const json_t *arr, int32_t module, int32_t parent_op, int level) {
+    if (!json_is_array(arr)) return bad(rd, "ops", "expected an array");
+    if (level > 256) return bad(rd, "ops", "nested too deeply");
+    lp_report *r = rd->r;
+    size_t i;
+    json_t *row;
+    json_array_foreach(arr, i, row) {
+        size_t len = strlen(rd->where);
+        snprintf(rd->where + len, sizeof rd->where - len, ".ops[%zu]", i);
+        if (!json_is_object(row)) return bad(rd, NULL, "expected an object");
+        const char *name = get_str(rd, row, "name");
+        if (!name) return LP_ERR_INVALID;
+        int32_t op = intern(&r->op_names, &r->n_op_names, &r->cap_op_names, name);
+        if (op < 0) return op;
+        int32_t shapes = -1;
+        json_t *sh = json_object_get(row, "shapes");
+        if (sh) {
+            if (!json_is_string(sh)) return bad(rd, "shapes", "expected a string");
+            shapes = intern(&r->shape_names, &r->n_shape_names, &r->cap_shape_names,
+                            json_string_value(sh));
+            if (shapes < 0) return shapes;
+        }
+        int idx = lp_tree_add_op(&r->tree, module, parent_op, op, shapes);
+        if (idx < 0) return idx;
+        int rc = read_figures(rd, row, &r->tree.ops[idx].fig);
+        json_t *kids = json_object_get(row, "ops");
+        if (!rc && kids) rc = read_ops(rd, kids, module, idx, level + 1);
+        if (rc) return rc;
+        rd->where[len] = '\0';
+    }
+    return LP_OK;
+}
+
+/* "kind": absent in reports written before regions existed, where every node is a module. */
+static int read_kind(const reader *rd, const json_t *m, int *kind) {
+    json_t *v = json_object_get(m, "kind");
+    *kind = LP_NODE_MODULE;
+    if (!v) return LP_OK;
+    if (!json_is_string(v) || lp_node_kind_parse(json_string_value(v), kind) != LP_OK)
+        return bad(rd, "kind", "expected \"module\", \"region\", \"context\" or \"session\"");
+    return LP_OK;
+}
+
+static int read_modules(reader *rd, const json_t *mods) {
+    lp_tree *t = &rd->r->tree;
+    if (!json_is_array(mods)) return bad(rd, "modules", "expected an array");
+    size_t i;
+    json_t *m;
+    json_array_foreach(mods, i, m) {
+        snprintf(rd->where, sizeof rd->where, "modules[%zu]", i);
+        if (!json_is_object(m)) return bad(rd, NULL, "expected an object");
+        const char *path = get_str(rd, m, "path");
+        const char *cls = path ? get_str(rd, m, "class") : NULL;
+        if (!cls) return LP_ERR_INVALID;
+        int64_t parent = 0;
+        int rc = get_int(rd, m, "parent", &parent);
+        if (rc) return rc;
+        if (i == 0 ? parent != -1 : (parent < 0 || (uint64_t)parent >= i))
+            return bad(rd, "parent", "must be -1 for the first module, else an earlier index");
+        int idx = lp_tree_add(t, path, cls, (int32_t)parent);
+        if (idx < 0) return idx;
+        lp_tree_node *n = &t->nodes[idx];
+        if ((rc = read_kind(rd, m, &n->kind))) return rc;
+        if ((rc = get_bool(rd, m, "selected", &n->selected))) return rc;
+        if ((rc = read_figures(rd, m, &n->fig))) return rc;
+        json_t *ops = json_object_get(m, "ops");
+        if (ops && (rc = read_ops(rd, ops, idx, -1, 0))) return rc;
+    }
+    rd->where[0] = '\0';
+    return LP_OK;
+}
+
+int lp_report_from_json(lp_report **out, const json_t *doc, const char *name) {
+    if (out) *out = NULL;
+    if (!out || !doc) return lp_error_set(LP_ERR_INVALID, "lp_report_from_json: NULL argument");
+    reader rd = {.file = name ? name : "<json>"};
+    if (!json_is_object(doc)) return bad(&rd, NULL, "not a JSON object");
+    json_t *sv = json_object_get(doc, "schema_version");
+    if (!json_is_integer(sv))
+        return bad(&rd, "schema_version", "missing: not a layerprof JSON report");
+    if (json_integer_value(sv) != LP_JSON_SCHEMA_VERSION)
+        return lp_error_set(LP_ERR_INVALID,
+                            "%s: schema_version %lld is not %d (written by another layerprof?)",
+                            rd.file, (long long)json_integer_value(sv), LP_JSON_SCHEMA_VERSION);
+    json_t *run = json_object_get(doc, "run");
+    if (!json_is_object(run)) return bad(&rd, "run", "expected an object");
+    json_t *rec = json_object_get(doc, "recorded");
+    if (!json_is_object(rec)) return bad(&rd, "recorded", "expected an object");
+
+    lp_report *r = calloc(1, sizeof *r);
+    if (!r) return lp_error_set(LP_ERR_NOMEM, "out of memory reading the report");
+    rd.r = r;
+    r->schema_version = LP_JSON_SCHEMA_VERSION;
+    lp_tree_init(&r->tree);
+    r->run = json_deep_copy(run);
+    int has_ops = 0;
+    int rc = r->run ? LP_OK : lp_error_set(LP_ERR_NOMEM, "out of memory reading the report");
+    snprintf(rd.where, sizeof rd.where, "recorded");
+    if (!rc) rc = get_bool(&rd, rec, "cpu_memory", &r->tree.has_memory[LP_DEV_CPU]);
+    if (!rc) rc = get_bool(&rd, rec, "cuda_memory", &r->tree.has_memory[LP_DEV_CUDA]);
+    if (!rc) rc = get_bool(&rd, rec, "cuda_time", &r->tree.has_cuda_time);
+    if (!rc) rc = get_bool(&rd, rec, "ops", &has_ops);
+    rd.where[0] = '\0';
+    if (!rc) rc = get_uint(&rd, doc, "iterations", &r->tree.iterations);
+    if (!rc) rc = read_modules(&rd, json_object_get(doc, "modules"));
+    if (!rc && r->tree.n_nodes == 0) rc = bad(&rd, "modules", "empty: no root module");
+    if (rc) {
+        lp_report_free(r);
+        return rc;
+    }
+    r->tree.has_ops = has_ops;
+    r->tree.op_names = (const char **)r->op_names;
+    r->tree.shape_names = (const char **)r->shape_names;
+    /* % Total's bases are derived, not stored: the file holds the totals they come from. */
+    lp_tree_set_shares(&r->tree);
+    *out = r;
+    return LP_OK;
+}
+
+int lp_report_load(lp_report **out, const char *path) {
+    if (!out) return lp_error_set(LP_ERR_INVALID, "lp_report_load: NULL argument");
+    *out = NULL; /* also when `path` is NULL: *out is never left dangling */
+    if (!path) return lp_error_set(LP_ERR_INVALID, "lp_report_load: NULL argument");
+    json_error_t err;
+    json_t *doc = json_load_file(path, JSON_REJECT_DUPLICATES, &err);
+    if (!doc) {
+        FILE *f = fopen(path, "rb");
+        if (!f) return lp_error_set(LP_ERR_IO, "cannot read '%s'", path);
+        fclose(f);
+        return lp_error_set(LP_ERR_INVALID, "%s:%d:%d: %s", path, err.line, err.column, err.text);
+    }
+    int rc = lp_report_from_json(out, doc, path);
+    json_decref(doc);
+    return rc;
+}
+
+void lp_report_free(lp_report *r) {
+    if (!r) return;
+    json_decref(r->run);
+    lp_tree_free(&r->tree);
+    for (size_t i = 0; i < r->n_op_names; i++)
+        free(r->op_names[i]);
+    for (size_t i = 0; i < r->n_shape_names; i++)
+        free(r->shape_names[i]);
+    free(r->op_names);
+    free(r->shape_names);
+    free(r);
+}
+
+const lp_tree *lp_report_tree(const lp_report *r) {
+    return &r->tree;
+}
+
+const json_t *lp_report_run(const lp_report *r) {
+    return r->run;
+}
+
+static const char *run_str(const lp_report *r, const char *key) {
+    const char *s = json_string_value(json_object_get(r->run, key));
+    return s ? s : "";
+}
+
+int lp_report_get_meta(const lp_report *r, lp_report_meta *out) {
+    if (!r || !out) return lp_error_set(LP_ERR_INVALID, "lp_report_get_meta: NULL argument");
+    out->schema_version = r->schema_version;
+    out->model = run_str(r, "model");
+    out->device = run_str(r, "device");
+    out->mode = run_str(r, "mode");
+    out->libtorch_version = run_str(r, "libtorch_version");
+    out->layerprof_version = run_str(r, "layerprof_version");
+    out->date = run_str(r, "date");
+    out->iterations = r->tree.iterations;
+    return LP_OK;
+}
+
+int lp_report_node_count(const lp_report *r, size_t *out) {
+    if (!r || !out) return lp_error_set(LP_ERR_INVALID, "lp_report_node_count: NULL argument");
+    *out = r->tree.n_nodes;
+    return LP_OK;
+}
+
+int lp_report_node(const lp_report *r, size_t index, lp_node_info *out) {
+    if (!r || !out) return lp_error_set(LP_ERR_INVALID, "lp_report_node: NULL argument");
+    return lp_tree_node_info(&r->tree, index, out, "lp_report_node");
+}
+
+int lp_report_find(const lp_report *r, const char *path, size_t *out) {
+    if (!r || !path || !out) return lp_error_set(LP_ERR_INVALID, "lp_report_find: NULL argument");
+    int32_t i = lp_tree_find(&r->tree, path);
+    if (i < 0) return lp_error_set(LP_ERR_NOT_FOUND, "no module at path '%s'", path);
+    *out = (size_t)i;
+    return LP_OK;
+}
+
+int lp_report_render(const lp_report *r, lp_format format, FILE *out) {
+    if (!r || !out) return lp_error_set(LP_ERR_INVALID, "lp_report_render: NULL argument");
+    lp_render_opts ro;
+    lp_render_opts_init(&ro);
+    /* The run's notes (mode, warnings) read the same under a re-rendered table. */
+    const char *notes[16];
+    json_t *jn = json_object_get(r->run, "notes");
+    for (size_t i = 0; i < json_array_size(jn) && ro.n_notes < 16; i++)
+        if (json_is_string(json_array_get(jn, i)))
+            notes[ro.n_notes++] = json_string_value(json_array_get(jn, i));
+    ro.notes = notes;
+    return lp_render_format(format, &r->tree, NULL, r->run, &ro, out);
+}

@@ -1,0 +1,235 @@
+/* json_write.c: the report as JSON (docs/json-schema.md), built with jansson.
+ *
+ * Integers wherever the tree holds integers: raw sums, min/max and counts exactly, plus the
+ * iteration count, so a reader derives any mean itself and nothing is lost to float formatting.
+ * The one exception is the per-call time accumulator's mean and m2 (Welford, tree.h), which are
+ * doubles in the tree: jansson prints reals with 17 significant digits, which strtod reads back
+ * to the same double, so they round-trip exactly too. Keys are added in one fixed order, which
+ * jansson keeps, so the same report always gives the same bytes and a file read back
+ * (json_read.c) and written again is identical. */
+#include <limits.h>
+#include <math.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "report/json_report.h"
+#include "report/render.h"
+
+static const char *const dev_names[LP_DEV_COUNT] = {"cpu", "cuda"};
+
+/* Adds `v` to `obj` under `key`, stealing the reference; a NULL value poisons `*ok`. */
+static void put(json_t *obj, const char *key, json_t *v, int *ok) {
+    if (!v || json_object_set_new(obj, key, v)) *ok = 0;
+}
+
+static json_t *jint(int64_t v) {
+    return json_integer((json_int_t)v);
+}
+
+/* uint64 sums never reach 2^63 in practice (292 years of ns); saturate rather than wrap. */
+static json_t *juint(uint64_t v) {
+    return json_integer(v > (uint64_t)LLONG_MAX ? LLONG_MAX : (json_int_t)v);
+}
+
+/* jansson refuses NaN and infinities; neither can come out of Welford on finite durations, but a
+ * corrupt accumulator must not make the whole report fail. */
+static json_t *jreal(double v) {
+    return json_real(isfinite(v) ? v : 0.0);
+}
+
+static json_t *jstr(const char *s) {
+    return json_string(s ? s : "");
+}
+
+static json_t *string_list(const char *const *list, size_t n) {
+    json_t *a = json_array();
+    for (size_t i = 0; a && i < n; i++)
+        if (json_array_append_new(a, jstr(list[i]))) {
+            json_decref(a);
+            return NULL;
+        }
+    return a;
+}
+
+json_t *lp_export_run(const lp_run_meta *m) {
+    int ok = 1;
+    json_t *run = json_object(), *opt = json_object();
+    if (!run || !opt) {
+        json_decref(run);
+        json_decref(opt);
+        return NULL;
+    }
+    put(run, "model", jstr(m->model), &ok);
+    put(run, "device", jstr(m->device ? m->device : "cpu"), &ok);
+    put(run, "mode", jstr(m->mode == LP_MODE_GRAPH ? "graph" : "hooks"), &ok);
+    put(run, "libtorch_version", jstr(m->libtorch_version), &ok);
+    put(run, "layerprof_version", jstr(m->layerprof_version), &ok);
+    put(run, "date", jstr(m->date), &ok);
+    put(run, "iterations", juint(m->iterations), &ok);
+    put(opt, "warmup", jint(m->warmup), &ok);
+    put(opt, "threads", jint(m->threads), &ok);
+    put(opt, "seed", juint(m->seed), &ok);
+    put(opt, "memory", json_boolean(m->memory), &ok);
+    put(opt, "events", json_boolean(m->events), &ok);
+    put(opt, "shapes", json_boolean(m->shapes), &ok);
+    put(opt, "trace", json_boolean(m->trace), &ok);
+    put(opt, "trace_iterations", jint(m->trace_iterations), &ok);
+    put(opt, "inputs", string_list(m->inputs, m->n_inputs), &ok);
+    put(opt, "paths", string_list(m->paths, m->n_paths), &ok);
+    put(run, "options", opt, &ok);
+    put(run, "notes", string_list(m->notes, m->n_notes), &ok);
+    put(run, "dropped_events", juint(m->dropped_events), &ok);
+    if (!ok) {
+        json_decref(run);
+        return NULL;
+    }
+    return run;
+}
+
+static json_t *stat_json(const lp_stat *s) {
+    int ok = 1;
+    json_t *o = json_object();
+    if (!o) return NULL;
+    put(o, "sum", jint(s->sum), &ok);
+    put(o, "min", jint(s->min), &ok);
+    put(o, "max", jint(s->max), &ok);
+    put(o, "n", juint(s->n), &ok);
+    if (!ok) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+/* The Welford accumulator as the tree holds it, so merging read-back reports stays exact. */
+static json_t *welford_json(const lp_welford *w) {
+    int ok = 1;
+    json_t *o = json_object();
+    if (!o) return NULL;
+    put(o, "n", juint(w->n), &ok);
+    put(o, "mean_ns", jreal(w->mean), &ok);
+    put(o, "m2", jreal(w->m2), &ok);
+    put(o, "min_ns", juint(w->min), &ok);
+    put(o, "max_ns", juint(w->max), &ok);
+    if (!ok) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+/* calls, total_ns, self_ns, the per-call time statistics, the CUDA times when recorded, and
+ * "memory" per recorded device. */
+static void put_figures(json_t *o, const lp_tree *t, const lp_figures *f, int *ok) {
+    put(o, "calls", juint(f->calls), ok);
+    put(o, "total_ns", juint(f->total_ns), ok);
+    put(o, "self_ns", juint(f->self_ns), ok);
+    put(o, "time", welford_json(&f->time), ok);
+    if (t->has_cuda_time) {
+        put(o, "cuda_total_ns", juint(f->cuda_total_ns), ok);
+        put(o, "cuda_self_ns", juint(f->cuda_self_ns), ok);
+    }
+    if (!t->has_memory[LP_DEV_CPU] && !t->has_memory[LP_DEV_CUDA]) return;
+    json_t *mem = json_object();
+    put(o, "memory", mem, ok);
+    if (!mem) return;
+    for (int d = 0; d < LP_DEV_COUNT; d++) {
+        if (!t->has_memory[d]) continue;
+        const lp_mem_stats *m = &f->mem[d];
+        json_t *dev = json_object();
+        put(mem, dev_names[d], dev, ok);
+        if (!dev) return;
+        put(dev, "retained", stat_json(&m->retained), ok);
+        put(dev, "self_retained", stat_json(&m->self_retained), ok);
+        put(dev, "peak", stat_json(&m->peak), ok);
+        put(dev, "net", stat_json(&m->net), ok);
+    }
+}
+
+/* The op rows starting at `first`, with their nested rows. Depth is that of op dispatch (a few
+ * levels), so plain recursion is fine here. */
+static json_t *ops_json(const lp_tree *t, int32_t first, int *ok) {
+    json_t *a = json_array();
+    if (!a) {
+        *ok = 0;
+        return NULL;
+    }
+    for (int32_t r = first; r >= 0 && *ok; r = t->ops[r].next_sibling) {
+        const lp_op_node *o = &t->ops[r];
+        json_t *row = json_object();
+        if (!row || json_array_append_new(a, row)) {
+            *ok = 0;
+            break;
+        }
+        const char *name = t->op_names && o->op >= 0 ? t->op_names[o->op] : NULL;
+        put(row, "name", jstr(name), ok);
+        if (o->shapes >= 0 && t->shape_names && t->shape_names[o->shapes])
+            put(row, "shapes", jstr(t->shape_names[o->shapes]), ok);
+        put_figures(row, t, &o->fig, ok);
+        if (o->first_child >= 0) put(row, "ops", ops_json(t, o->first_child, ok), ok);
+    }
+    return a;
+}
+
+json_t *lp_export_report(const lp_tree *t, const json_t *run) {
+    int ok = 1;
+    json_t *doc = json_object();
+    if (!doc) return NULL;
+    put(doc, "schema_version", json_integer(LP_JSON_SCHEMA_VERSION), &ok);
+    put(doc, "generator", json_string("layerprof"), &ok);
+    put(doc, "run", run ? json_deep_copy(run) : json_object(), &ok);
+    json_t *rec = json_object();
+    put(doc, "recorded", rec, &ok);
+    if (rec) {
+        put(rec, "cpu_memory", json_boolean(t->has_memory[LP_DEV_CPU]), &ok);
+        put(rec, "cuda_memory", json_boolean(t->has_memory[LP_DEV_CUDA]), &ok);
+        put(rec, "cuda_time", json_boolean(t->has_cuda_time), &ok);
+        put(rec, "ops", json_boolean(t->has_ops), &ok);
+    }
+    put(doc, "iterations", juint(t->iterations), &ok);
+    json_t *mods = json_array();
+    put(doc, "modules", mods, &ok);
+    for (size_t i = 0; mods && ok && i < t->n_nodes; i++) {
+        const lp_tree_node *n = &t->nodes[i];
+        json_t *m = json_object();
+        if (!m || json_array_append_new(mods, m)) {
+            ok = 0;
+            break;
+        }
+        put(m, "path", jstr(n->path), &ok);
+        put(m, "name", jstr(n->name), &ok);
+        put(m, "class", jstr(n->class_name), &ok);
+        put(m, "kind", jstr(lp_node_kind_name(n->kind)), &ok);
+        put(m, "parent", json_integer(n->parent), &ok);
+        put(m, "depth", json_integer(n->depth), &ok);
+        put(m, "selected", json_boolean(n->selected), &ok);
+        put_figures(m, t, &n->fig, &ok);
+        if (n->first_op >= 0) put(m, "ops", ops_json(t, n->first_op, &ok), &ok);
+    }
+    if (!ok) {
+        json_decref(doc);
+        return NULL;
+    }
+    return doc;
+}
+
+int lp_render_json(const lp_tree *tree, const json_t *run, FILE *out) {
+    if (!tree || !out) return lp_error_set(LP_ERR_INVALID, "render: tree and output are required");
+    json_t *doc = lp_export_report(tree, run);
+    if (!doc) return lp_error_set(LP_ERR_NOMEM, "out of memory building the JSON report");
+    int rc = lp_json_write(doc, out);
+    json_decref(doc);
+    return rc;
+}
+
+/* jansson keeps insertion order (2.8+), so fixed construction order gives fixed bytes. */
+static int put_chunk(const char *buffer, size_t size, void *data) {
+    return fwrite(buffer, 1, size, (FILE *)data) == size ? 0 : -1;
+}
+
+int lp_json_write(const json_t *doc, FILE *out) {
+    if (json_dump_callback(doc, put_chunk, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER) != 0 ||
+        fputc('\n', out) == EOF || ferror(out))
+        return lp_error_set(LP_ERR_IO, "writing the JSON report failed");
+    return LP_OK;
+}

@@ -1,0 +1,66 @@
+/* render.h: turning a finished lp_tree into text, one renderer per format. Renderers only read
+ * the tree (and, for the trace and the HTML memory view, the timeline). Run metadata travels as
+ * the JSON report's "run" object (json_report.h), so a report loaded from a file renders exactly
+ * like the session that wrote it. */
+#ifndef LP_RENDER_H
+#define LP_RENDER_H
+
+#include <jansson.h>
+#include <stdio.h>
+
+#include "collect/timeline.h"
+#include "layerprof.h"
+#include "model/tree.h"
+
+/* Display choices, taken from lp_options. Pointers borrowed. */
+typedef struct lp_render_opts {
+    int depth;        /* -1: no limit */
+    const char *sort; /* column id, NULL: model order */
+    int top;          /* hottest-modules list length, 0: none */
+    const char *const *columns;
+    size_t n_columns; /* 0: default columns for what the tree holds */
+    lp_units units;
+    int ascii;
+    int show_ops;             /* op rows under modules (when the tree has them) */
+    const char *const *notes; /* lines printed under the table (mode, warnings) */
+    size_t n_notes;
+} lp_render_opts;
+
+/* Defaults: no depth limit, model order, no top list, default columns, auto units, box glyphs,
+ * show_ops 1 (op rows appear only when the tree recorded them). */
+void lp_render_opts_init(lp_render_opts *ro);
+
+/* torchprof's box-drawn table, then a Total row, the top list and the notes. `ro` NULL: defaults.
+ * Op labels are "name" or "name [shape]" with shape_names[shapes] inside the brackets.
+ * Checks `ro` first (nothing is written when it fails); LP_ERR_IO when writing `out` failed. */
+int lp_render_tree(const lp_tree *tree, const lp_render_opts *ro, FILE *out);
+
+/* torchtimer's summary (LP_FORMAT_SUMMARY): a markdown table per context titled
+ * "###### ROOT::CONTEXT: (total runtime Ts)", a row per region (and per forward run outside
+ * regions), most total time first; a tree without regions gives one table of its modules. `ro` is
+ * not used (NULL is fine). LP_ERR_IO when writing `out` failed. */
+int lp_render_summary(const lp_tree *tree, const lp_render_opts *ro, FILE *out);
+
+/* Checks column ids and the sort key against the column table; the error names the closest id. */
+int lp_render_check_opts(const lp_render_opts *ro);
+
+/* The renderers below: `ro` NULL means lp_render_opts_init's defaults; `run` may be NULL (no
+ * title). Each returns LP_OK, LP_ERR_NOMEM, or LP_ERR_IO when writing failed. */
+int lp_render_json(const lp_tree *tree, const json_t *run, FILE *out);
+int lp_render_csv(const lp_tree *tree, const lp_render_opts *ro, FILE *out);
+int lp_render_markdown(const lp_tree *tree, const lp_render_opts *ro, const json_t *run, FILE *out);
+/* LP_ERR_STATE when `tl` recorded nothing (the run had no `trace`). */
+int lp_render_trace(const lp_tree *tree, const lp_timeline *tl, const json_t *run, FILE *out);
+/* `tl` may be NULL or empty: the memory-over-time chart is then left out. */
+int lp_render_html(const lp_tree *tree, const lp_timeline *tl, const json_t *run, FILE *out);
+
+/* The one dispatch from a format to its renderer, for sessions and reports read back alike.
+ * `tl` NULL: no timeline (LP_FORMAT_TRACE then fails with LP_ERR_UNSUPPORTED and a message). */
+int lp_render_format(lp_format format, const lp_tree *tree, const lp_timeline *tl,
+                     const json_t *run, const lp_render_opts *ro, FILE *out);
+
+/* A module or op row label for CSV and markdown: "name" or "name [shapes]". Returns a malloc'ed
+ * string (NULL when out of memory). */
+char *lp_render_op_label(const lp_tree *tree, int32_t op_row);
+
+#endif
