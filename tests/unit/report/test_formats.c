@@ -1,4 +1,5 @@
-/* test_formats.c: format names, and the format a file name implies. */
+/* test_formats.c: format names, the format a file name implies, op row labels, and the one
+ * dispatch from a format to its renderer. */
 #include "export_fixtures.h"
 
 #include "layerprof.h"
@@ -34,9 +35,47 @@ static void format_names_parse_and_files_imply_formats(void **state) {
     assert_int_equal(lp_format_from_path(".json", &fmt), LP_ERR_NOT_FOUND);
 }
 
+/* CSV and markdown label op rows "name" or "name [shapes]". */
+static void op_labels_carry_their_input_shapes_in_brackets(void **state) {
+    (void)state;
+    lp_tree t;
+    fx_small(&t);
+    char *conv = lp_render_op_label(&t, 0), *convolution = lp_render_op_label(&t, 1);
+    assert_string_equal(conv, "aten::conv2d [[1, 3, 8, 8], [4, 3, 3, 3]]");
+    assert_string_equal(convolution, "aten::convolution");
+    free(conv);
+    free(convolution);
+    lp_tree_free(&t);
+}
+
+/* One dispatch for sessions and reports: a report has no timeline, so no trace. */
+static void every_format_dispatches_and_a_trace_needs_a_timeline(void **state) {
+    (void)state;
+    lp_tree t;
+    fx_small(&t);
+    for (int f = LP_FORMAT_TREE; f <= LP_FORMAT_SUMMARY; f++) {
+        FILE *out = fx_open();
+        int rc = lp_render_format((lp_format)f, &t, NULL, NULL, NULL, out);
+        char *text = fx_close(out);
+        if (f == LP_FORMAT_TRACE) {
+            assert_int_equal(rc, LP_ERR_UNSUPPORTED);
+            assert_non_null(strstr(lp_error_last(), "timeline"));
+            assert_string_equal(text, "");
+        } else {
+            if (rc != LP_OK) fail_msg("%s: %s", lp_format_name((lp_format)f), lp_error_last());
+            assert_true(strlen(text) > 0);
+        }
+        free(text);
+    }
+    assert_int_equal(lp_render_format((lp_format)99, &t, NULL, NULL, NULL, stdout), LP_ERR_INVALID);
+    lp_tree_free(&t);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(format_names_parse_and_files_imply_formats),
+        cmocka_unit_test(op_labels_carry_their_input_shapes_in_brackets),
+        cmocka_unit_test(every_format_dispatches_and_a_trace_needs_a_timeline),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
