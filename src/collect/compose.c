@@ -141,8 +141,13 @@ int lp_compose(lp_tree *out, const lp_collector *c, const lp_mount *mounts, size
     if (rc < 0) return rc;
     sum_children(out, 0);
     out->iterations = iterations;
-    out->op_names = model->op_names;
-    out->shape_names = model->shape_names;
+    /* The mounts' tables are prefixes of the collector's: together they cover every op id. */
+    for (size_t i = 0; i < n_mounts && rc >= 0; i++) {
+        const lp_tree *m = mounts[i].tree;
+        rc =
+            lp_tree_extend_names(out, m->op_names, m->n_op_names, m->shape_names, m->n_shape_names);
+    }
+    if (rc < 0) return rc;
     out->has_ops |= model->has_ops;
     out->has_cuda_time = model->has_cuda_time;
     for (int d = 0; d < LP_DEV_COUNT; d++)

@@ -294,13 +294,12 @@ static int add_row(render *r, const item *it, int last) {
         if (folds(r, it->idx)) r->folded = 1;
     } else if (it->kind == ITEM_OP) {
         const lp_op_node *o = &t->ops[it->idx];
-        const char *name = t->op_names && o->op >= 0 ? t->op_names[o->op] : NULL;
+        const char *name = lp_tree_op_name(t, o->op), *shapes = lp_tree_shapes(t, o->shapes);
         if (name)
             lp_textbuf_puts(&r->text, name);
         else
             lp_textbuf_printf(&r->text, "op#%d", (int)o->op);
-        if (o->shapes >= 0 && t->shape_names && t->shape_names[o->shapes])
-            lp_textbuf_printf(&r->text, " [%s]", t->shape_names[o->shapes]);
+        if (shapes) lp_textbuf_printf(&r->text, " [%s]", shapes);
         fig = o->fig;
     } else {
         lp_textbuf_puts(&r->text, "(self)");

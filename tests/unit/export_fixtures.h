@@ -88,8 +88,9 @@ static inline void fx_small(lp_tree *t) {
     fx_mem(&t->nodes[head].fig, 2048, 1024, 4096);
     fx_mem(&t->nodes[odd].fig, 1024, 1024, 1024);
 
-    t->op_names = (const char **)fx_op_names;
-    t->shape_names = (const char **)fx_shape_names;
+    for (size_t i = 0; i < sizeof fx_op_names / sizeof fx_op_names[0]; i++)
+        assert_int_equal(lp_tree_intern_op_name(t, fx_op_names[i]), (int32_t)i);
+    assert_int_equal(lp_tree_intern_shapes(t, fx_shape_names[0]), 0);
     int32_t conv = lp_tree_add_op(t, f0, -1, 0, 0);
     int32_t convolution = lp_tree_add_op(t, f0, conv, 1, -1);
     int32_t add = lp_tree_add_op(t, root, -1, 2, -1);

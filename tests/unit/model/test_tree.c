@@ -1,7 +1,9 @@
-/* test_tree.c: the tree's accumulators (per-call statistics, Welford, merged across threads) and
- * % Total's bases (lp_tree_set_shares).
+/* test_tree.c: the tree's accumulators (per-call statistics, Welford, merged across threads),
+ * % Total's bases (lp_tree_set_shares), and the strings it owns: copies, kept when renamed or
+ * rebuilt on a shared pool, op names copied from the collector's tables or interned.
  *
  * Every expected number is worked out by hand in a comment beside it. */
+#define _POSIX_C_SOURCE 200809L /* strdup */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,6 +13,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "model/node_info.h"
@@ -146,7 +149,7 @@ static void shares_of_a_module_tree_are_of_the_root_total(void **state) {
     t.nodes[a].fig.total_ns = 600;
     t.nodes[a1].fig.total_ns = 500;
     t.nodes[b].fig.total_ns = 300;
-    t.op_names = (const char **)ops;
+    assert_int_equal(lp_tree_intern_op_name(&t, ops[0]), 0);
     int32_t op = lp_tree_add_op(&t, a1, -1, 0, -1);
     assert_true(op >= 0);
     t.ops[op].fig.total_ns = 50;
@@ -183,7 +186,7 @@ static void shares_with_regions_are_of_the_enclosing_context_total(void **state)
     static const uint64_t totals[] = {1000, 800, 600, 400, 300, 200, 150};
     for (size_t i = 0; i < 7; i++)
         t.nodes[i].fig.total_ns = totals[i];
-    t.op_names = (const char **)ops;
+    assert_int_equal(lp_tree_intern_op_name(&t, ops[0]), 0);
     int32_t op = lp_tree_add_op(&t, net, -1, 0, -1);
     assert_true(op >= 0);
     t.ops[op].fig.total_ns = 30;
@@ -212,6 +215,124 @@ static void shares_with_regions_are_of_the_enclosing_context_total(void **state)
     lp_tree_free(&t);
 }
 
+/* Strings ------------------------------------------------------------------------------------- */
+
+/* What the tree exposes is its own copy: the caller's buffers may change or go. */
+static void a_tree_copies_the_strings_it_is_given(void **state) {
+    (void)state;
+    char path[32] = "features", cls[32] = "Sequential";
+    lp_tree t;
+    lp_tree_init(&t);
+    tf_node(&t, "", "Net", -1, LP_NODE_MODULE);
+    int32_t f = tf_node(&t, path, cls, 0, LP_NODE_MODULE);
+    strcpy(path, "overwritten");
+    strcpy(cls, "overwritten");
+    assert_string_equal(t.nodes[f].path, "features");
+    assert_string_equal(t.nodes[f].name, "features");
+    assert_string_equal(t.nodes[f].class_name, "Sequential");
+    assert_string_equal(t.nodes[0].name, "Net"); /* the root is named by its class */
+    lp_tree_free(&t);
+}
+
+/* A name or class replaced later leaves the old text readable: someone may hold it. */
+static void renaming_a_node_keeps_the_old_name_valid(void **state) {
+    (void)state;
+    lp_tree t;
+    lp_tree_init(&t);
+    tf_node(&t, "", "Net", -1, LP_NODE_MODULE);
+    int32_t f = tf_node(&t, "head.fc", "Linear", 0, LP_NODE_MODULE);
+    const char *name = t.nodes[f].name, *cls = t.nodes[f].class_name;
+    assert_int_equal(lp_tree_set_name(&t, f, "head/fc"), LP_OK);
+    assert_int_equal(lp_tree_set_class(&t, f, "</script>"), LP_OK);
+    assert_string_equal(t.nodes[f].name, "head/fc");
+    assert_string_equal(t.nodes[f].class_name, "</script>");
+    assert_string_equal(name, "fc"); /* the last dotted segment, as lp_tree_add took it */
+    assert_string_equal(cls, "Linear");
+    lp_tree_free(&t);
+}
+
+/* A composed report is freed and rebuilt after every merge. Built on the module tree's pool, the
+ * strings read from the first build stay valid after the rebuild, and are the same pointers. */
+static void a_tree_sharing_a_pool_leaves_its_strings_behind_when_rebuilt(void **state) {
+    (void)state;
+    lp_tree model, composed;
+    lp_tree_init(&model);
+    tf_node(&model, "", "Net", -1, LP_NODE_MODULE);
+    lp_tree_init(&composed);
+    assert_int_equal(lp_tree_share_strings(&composed, &model), LP_OK);
+    tf_node(&composed, "", "Net", -1, LP_NODE_SESSION);
+    int32_t ctx = tf_node(&composed, "main", "context", 0, LP_NODE_CONTEXT);
+    int32_t op = lp_tree_intern_op_name(&composed, "aten::addmm");
+    assert_true(op >= 0);
+    const char *path = composed.nodes[ctx].path, *cls = composed.nodes[ctx].class_name;
+    const char *op_name = lp_tree_op_name(&composed, op);
+
+    lp_tree_free(&composed); /* what lp_compose does first */
+    assert_string_equal(path, "main");
+    assert_string_equal(cls, "context");
+    assert_string_equal(op_name, "aten::addmm");
+
+    lp_tree_init(&composed);
+    assert_int_equal(lp_tree_share_strings(&composed, &model), LP_OK);
+    tf_node(&composed, "", "Net", -1, LP_NODE_SESSION);
+    ctx = tf_node(&composed, "main", "context", 0, LP_NODE_CONTEXT);
+    assert_ptr_equal(composed.nodes[ctx].path, path);
+    assert_int_equal(lp_tree_share_strings(&composed, &model), LP_ERR_STATE);
+    lp_tree_free(&composed);
+    lp_tree_free(&model); /* the pool's last holder: now it goes (LSan checks) */
+}
+
+/* The collector's tables only grow: the tree copies what it lacks, keeping the collector's ids,
+ * and the copies outlive the collector's strings. */
+static void extending_names_copies_only_the_new_ones_and_keeps_their_ids(void **state) {
+    (void)state;
+    char *ops[3], *shapes[1];
+    ops[0] = strdup("aten::conv2d");
+    ops[1] = strdup("aten::relu_");
+    ops[2] = strdup("aten::add");
+    shapes[0] = strdup("[1, 3, 8, 8], [4, 3, 3, 3]");
+    lp_tree t;
+    lp_tree_init(&t);
+    assert_int_equal(lp_tree_extend_names(&t, (const char *const *)ops, 2, NULL, 0), LP_OK);
+    assert_int_equal(t.n_op_names, 2);
+    const char *conv = lp_tree_op_name(&t, 0);
+    assert_int_equal(
+        lp_tree_extend_names(&t, (const char *const *)ops, 3, (const char *const *)shapes, 1),
+        LP_OK);
+    assert_int_equal(t.n_op_names, 3);
+    assert_int_equal(t.n_shape_names, 1);
+    assert_ptr_equal(lp_tree_op_name(&t, 0), conv); /* not copied twice */
+    for (int i = 0; i < 3; i++)
+        free(ops[i]);
+    free(shapes[0]);
+    assert_string_equal(lp_tree_op_name(&t, 0), "aten::conv2d");
+    assert_string_equal(lp_tree_op_name(&t, 2), "aten::add");
+    assert_string_equal(lp_tree_shapes(&t, 0), "[1, 3, 8, 8], [4, 3, 3, 3]");
+    assert_null(lp_tree_op_name(&t, 3));
+    assert_null(lp_tree_op_name(&t, -1));
+    assert_null(lp_tree_shapes(&t, -1));
+    assert_null(lp_tree_shapes(&t, 1));
+    lp_tree_free(&t);
+}
+
+/* Trees read back from a file number their names themselves: one id per distinct text. */
+static void interning_an_op_name_gives_one_id_per_text(void **state) {
+    (void)state;
+    lp_tree t;
+    lp_tree_init(&t);
+    char name[32] = "aten::mm";
+    assert_int_equal(lp_tree_intern_op_name(&t, name), 0);
+    assert_int_equal(lp_tree_intern_op_name(&t, "aten::add"), 1);
+    assert_int_equal(lp_tree_intern_op_name(&t, "aten::mm"), 0);
+    strcpy(name, "x");
+    assert_string_equal(lp_tree_op_name(&t, 0), "aten::mm");
+    assert_int_equal(lp_tree_intern_shapes(&t, "[2, 2]"), 0);
+    assert_int_equal(lp_tree_intern_shapes(&t, "[2, 2]"), 0);
+    assert_int_equal(t.n_op_names, 2);
+    assert_int_equal(t.n_shape_names, 1);
+    lp_tree_free(&t);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(welford_of_four_durations_has_exact_mean_extremes_and_sample_std),
@@ -222,6 +343,11 @@ int main(void) {
         cmocka_unit_test(large_durations_keep_an_accurate_variance),
         cmocka_unit_test(shares_of_a_module_tree_are_of_the_root_total),
         cmocka_unit_test(shares_with_regions_are_of_the_enclosing_context_total),
+        cmocka_unit_test(a_tree_copies_the_strings_it_is_given),
+        cmocka_unit_test(renaming_a_node_keeps_the_old_name_valid),
+        cmocka_unit_test(a_tree_sharing_a_pool_leaves_its_strings_behind_when_rebuilt),
+        cmocka_unit_test(extending_names_copies_only_the_new_ones_and_keeps_their_ids),
+        cmocka_unit_test(interning_an_op_name_gives_one_id_per_text),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

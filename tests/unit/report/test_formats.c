@@ -35,7 +35,7 @@ static void format_names_parse_and_files_imply_formats(void **state) {
     assert_int_equal(lp_format_from_path(".json", &fmt), LP_ERR_NOT_FOUND);
 }
 
-/* CSV and markdown label op rows "name" or "name [shapes]". */
+/* CSV and markdown label op rows "name" or "name [shapes]"; an id without a name stays visible. */
 static void op_labels_carry_their_input_shapes_in_brackets(void **state) {
     (void)state;
     lp_tree t;
@@ -45,6 +45,10 @@ static void op_labels_carry_their_input_shapes_in_brackets(void **state) {
     assert_string_equal(convolution, "aten::convolution");
     free(conv);
     free(convolution);
+    t.ops[2].op = 99; /* an id the tree has no name for */
+    char *unnamed = lp_render_op_label(&t, 2);
+    assert_string_equal(unnamed, "op#99");
+    free(unnamed);
     lp_tree_free(&t);
 }
 

@@ -1,5 +1,4 @@
 /* test_render_html.c: the HTML page: self-contained, its data block the JSON report, escaped. */
-#define _POSIX_C_SOURCE 200809L
 #include "export_fixtures.h"
 
 static void html_page_is_self_contained_and_carries_the_report(void **state) {
@@ -7,8 +6,7 @@ static void html_page_is_self_contained_and_carries_the_report(void **state) {
     lp_tree t;
     fx_small(&t);
     /* A class name that would close the data block if it were not escaped. */
-    free(t.nodes[4].class_name);
-    t.nodes[4].class_name = strdup("</script><b>Linear");
+    assert_int_equal(lp_tree_set_class(&t, 4, "</script><b>Linear"), LP_OK);
     json_t *run = fx_run();
     FILE *f = fx_open();
     assert_int_equal(lp_render_html(&t, NULL, run, f), LP_OK);

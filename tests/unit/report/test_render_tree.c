@@ -148,8 +148,9 @@ static void events(lp_tree *t) {
     static const char *shape_names[] = {"1x3x8x8, 4x3x3x3, 4"};
     lp_tree_init(t);
     t->iterations = 1;
-    t->op_names = op_names;
-    t->shape_names = shape_names;
+    for (size_t i = 0; i < sizeof op_names / sizeof op_names[0]; i++)
+        assert_int_equal(lp_tree_intern_op_name(t, op_names[i]), (int32_t)i);
+    assert_int_equal(lp_tree_intern_shapes(t, shape_names[0]), 0);
     int32_t root = add(t, "", "Net");
     int32_t conv = add(t, "conv", "Conv2d");
     int32_t relu = add(t, "relu", "ReLU");
