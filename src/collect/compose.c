@@ -117,6 +117,9 @@ int lp_compose(lp_tree *out, const lp_collector *c, const lp_mount *mounts, size
     lp_tree_init(out);
     if (!n_mounts || !mounts[0].tree->n_nodes)
         return lp_error_set(LP_ERR_INVALID, "lp_compose: no module tree");
+    /* The mounts' pool: what was read from the report composed before stays valid. */
+    int src = lp_tree_share_strings(out, mounts[0].tree);
+    if (src) return src;
     const lp_tree *model = mounts[0].tree;
     composer k = {out, c, mounts, n_mounts, -1};
     size_t n = lp_region_count(c);

@@ -7,7 +7,9 @@
  * Strings: every string a tree exposes (node paths, names and classes, op names, shape texts) is
  * the tree's own, interned in its string pool (base/strpool.h). Trees may share one pool
  * (lp_tree_share_strings): a string then stays valid until the last tree sharing the pool is
- * freed, whichever tree it was read from. */
+ * freed, whichever tree it was read from. A session's trees (its module tree, the trees of the
+ * regions forwards ran in, the composed report) all share the module tree's pool, so what a getter
+ * hands out lives until lp_session_close, however often the report is composed again. */
 #ifndef LP_TREE_H
 #define LP_TREE_H
 
