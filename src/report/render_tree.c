@@ -124,13 +124,19 @@ static int folds(const render *r, int32_t m) {
     return r->ro->depth >= 0 && n->depth >= r->ro->depth && n->first_child >= 0;
 }
 
+/* A module that was profiled and never called (dropout in eval mode, an unused branch) says so with
+ * 0 calls; an unselected one was not watched, and a container has no forward to call. */
+static int never_ran(const lp_tree_node *n) {
+    return n->kind == LP_NODE_MODULE && n->selected && !n->container && n->fig.calls == 0;
+}
+
 /* The figures a module row shows, and which column groups carry a value. A row at the depth limit
  * takes in its hidden descendants' self time, so the Self column still adds up to the Total; an
  * unmeasured row there (paths selected deeper) shows only the time measured beneath it. */
 static lp_figures module_figures(const render *r, int32_t m, unsigned *groups) {
     const lp_tree_node *n = &r->t->nodes[m];
     lp_figures fig = n->fig;
-    *groups = measured(n) ? LP_COLGRP_ALL : 0;
+    *groups = measured(n) ? LP_COLGRP_ALL : never_ran(n) ? LP_COLGRP_CALLS : 0;
     /* A context or the session is a group, never a call: it shows the time of what it holds. */
     if ((n->kind == LP_NODE_CONTEXT || n->kind == LP_NODE_SESSION) && fig.total_ns) {
         *groups = LP_COLGRP_TIME;
@@ -143,7 +149,7 @@ static lp_figures module_figures(const render *r, int32_t m, unsigned *groups) {
             memset(&fig, 0, sizeof fig);
             fig.self_ns = r->sub[m].self_ns;
             fig.total_ns = r->sub[m].total_ns;
-            *groups = LP_COLGRP_TIME;
+            *groups = LP_COLGRP_TIME | (never_ran(n) ? LP_COLGRP_CALLS : 0);
         }
     }
     return fig;

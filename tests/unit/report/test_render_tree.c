@@ -312,6 +312,35 @@ static void sort_by_std_puts_a_blank_after_every_value(void **state) {
     lp_tree_free(&t);
 }
 
+/* 0 calls is for a watched module that could have run: a container (no forward) and an unselected
+ * module stay blank. */
+static void only_a_selected_module_that_never_ran_shows_0_calls(void **state) {
+    (void)state;
+    lp_tree t;
+    lp_tree_init(&t);
+    t.iterations = 1;
+    int32_t root = add(&t, "", "Net");
+    int32_t blocks = add(&t, "blocks", "ModuleList");
+    int32_t b0 = add(&t, "blocks.0", "Linear");
+    add(&t, "idle", "Dropout");
+    int32_t off = add(&t, "off", "ReLU");
+    t.nodes[blocks].container = 1;
+    t.nodes[off].selected = 0;
+    ran(&t, root, 1, 3000, 2000);
+    ran(&t, b0, 1, 1000, 1000);
+    lp_render_opts ro;
+    lp_render_opts_init(&ro);
+    times_and_calls_only(&ro);
+    int rc;
+    char *text = render(&t, &ro, &rc);
+    assert_int_equal(rc, LP_OK);
+    assert_non_null(strstr(text, "\n├── blocks |                |           |\n"));
+    assert_non_null(strstr(text, "\n├── idle   |                |           | 0\n"));
+    assert_non_null(strstr(text, "\n└── off    |                |           |\n"));
+    free(text);
+    lp_tree_free(&t);
+}
+
 /* Errors and checks ---------------------------------------------------------------------------- */
 
 static void an_unknown_column_fails_naming_the_closest_id(void **state) {
@@ -430,6 +459,7 @@ static void a_very_deep_chain_renders_without_recursion(void **state) {
 int main(void) {
     const struct CMUnitTest others[] = {
         cmocka_unit_test(sort_by_std_puts_a_blank_after_every_value),
+        cmocka_unit_test(only_a_selected_module_that_never_ran_shows_0_calls),
         cmocka_unit_test(an_unknown_column_fails_naming_the_closest_id),
         cmocka_unit_test(an_unknown_sort_key_fails_naming_the_closest_id),
         cmocka_unit_test(a_column_id_far_from_all_lists_every_id),
