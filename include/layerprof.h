@@ -329,6 +329,17 @@ int lp_context_enable(lp_session *session, const char *context, int enabled);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Reading the report                                                                          */
+/*
+ * Lifetimes. Every string a getter below hands out (lp_node_info's path, name and class_name,
+ * lp_op_info's name and shapes) belongs to the session and stays valid, unchanged, until
+ * lp_session_close. Nothing in between invalidates it: not another read, not more runs, forwards,
+ * regions or steps, not a schedule's new cycle, even though a session with regions rebuilds the
+ * tree it reports after each of them (its strings are kept for the session's life, and equal
+ * texts are one string). Node and op row *indices* are different: with regions they may change
+ * when the tree is rebuilt, so look a node up again (lp_session_find) after more was recorded.
+ * Numbers are copied into the structs and do not change after the call. The same holds for
+ * reports (lp_report_node): their strings live until lp_report_free.
+ */
 
 /* Memory figures of one node on one device, per call, in bytes (see the README's "Memory"). */
 typedef struct lp_node_mem {
@@ -350,12 +361,13 @@ typedef enum lp_node_kind {
     LP_NODE_SESSION
 } lp_node_kind;
 
-/* One node (module) of the finished tree. Pointers are borrowed from the session.
+/* One node (module) of the finished tree. Strings are borrowed from the session (or report) and
+ * valid until lp_session_close (lp_report_free): see "Lifetimes" above.
  * Times are per iteration (raw sum / iterations); raw sums are kept alongside. */
 typedef struct lp_node_info {
-    const char *path;       /* dotted path, "" for the root */
-    const char *name;       /* last path segment, or the class name for the root */
-    const char *class_name; /* short class name ("Conv2d") */
+    const char *path;       /* dotted path, "" for the root; valid until lp_session_close */
+    const char *name;       /* last path segment, or the class name for the root; the same */
+    const char *class_name; /* short class name ("Conv2d"); the same */
     int parent;             /* index of the parent node, -1 for the root */
     int depth;              /* 0 for the root */
     int selected;           /* 1 when measured (all nodes unless paths were given) */
@@ -381,13 +393,15 @@ typedef struct lp_node_info {
     double share; /* total / the total of its context (the root's without regions), 0..1 */
 } lp_node_info;
 
-/* The number of nodes in the module tree (named_modules() order, root first). */
+/* The number of nodes in the module tree (named_modules() order, root first). Like every getter
+ * here, it first merges what was recorded since the last read. */
 int lp_session_node_count(const lp_session *session, size_t *out);
 
-/* Fills `out` for node `index`. */
+/* Fills `out` for node `index`; its strings stay valid until lp_session_close. */
 int lp_session_node(const lp_session *session, size_t index, lp_node_info *out);
 
-/* Finds a node by dotted path. *out receives its index. */
+/* Finds a node by dotted path (`path` is borrowed for the call). *out receives its index, valid
+ * until more is recorded (see "Lifetimes" above). */
 int lp_session_find(const lp_session *session, const char *path, size_t *out);
 
 /* 1 when the model has no submodule frames to hook (frozen / optimize_for_inference). */
@@ -395,14 +409,16 @@ int lp_session_is_frozen(const lp_session *session);
 
 /* One op row of the finished tree (options.events): an op directly under a module, or under the
  * op that called it. Rows with the same (module, parent op, name, shapes) are one row; op calls
- * are counted in the module they ran in, never in its ancestors. Pointers are borrowed from the
- * session. Times are per iteration, with the raw sums alongside, as in lp_node_info. */
+ * are counted in the module they ran in, never in its ancestors. Strings are borrowed from the
+ * session and valid until lp_session_close. Times are per iteration, with the raw sums alongside,
+ * as in lp_node_info. */
 typedef struct lp_op_info {
     int module;            /* index of the module node the op ran in */
     int parent_op;         /* index of the op row that called it, -1 when called by the module */
-    const char *name;      /* "aten::conv2d" */
+    const char *name;      /* "aten::conv2d"; valid until lp_session_close */
     const char *shapes;    /* options.shapes: "[1, 3, 224, 224], [64, 3, 11, 11], [64], []" (one
-                              entry per input, [] for non-tensors); NULL when not recorded */
+                              entry per input, [] for non-tensors); NULL when not recorded; valid
+                              until lp_session_close */
     uint64_t raw_calls;    /* calls over all iterations */
     uint64_t raw_total_ns; /* inclusive wall time over all iterations */
     uint64_t raw_self_ns;  /* total minus the ops it called, over all iterations */
@@ -422,7 +438,7 @@ typedef struct lp_op_info {
  * children. */
 int lp_session_op_count(const lp_session *session, size_t *out);
 
-/* Fills `out` for op row `index`. */
+/* Fills `out` for op row `index`; its strings stay valid until lp_session_close. */
 int lp_session_op(const lp_session *session, size_t index, lp_op_info *out);
 
 /* What a run did, beyond the tree. */
@@ -451,7 +467,8 @@ int lp_report_load(lp_report **out, const char *path);
 /* Releases the report and everything borrowed from it. NULL is allowed. */
 void lp_report_free(lp_report *report);
 
-/* The run a report describes. Strings are borrowed from the report ("" when the file lacks one). */
+/* The run a report describes. Strings are borrowed from the report ("" when the file lacks one)
+ * and valid until lp_report_free. */
 typedef struct lp_report_meta {
     int schema_version;
     const char *model, *device, *mode, *libtorch_version, *layerprof_version, *date;
@@ -460,7 +477,8 @@ typedef struct lp_report_meta {
 
 int lp_report_get_meta(const lp_report *report, lp_report_meta *out);
 
-/* The module tree, as lp_session_node_count / lp_session_node / lp_session_find do. */
+/* The module tree, as lp_session_node_count / lp_session_node / lp_session_find do. A report never
+ * changes: indices and strings are valid until lp_report_free. */
 int lp_report_node_count(const lp_report *report, size_t *out);
 int lp_report_node(const lp_report *report, size_t index, lp_node_info *out);
 int lp_report_find(const lp_report *report, const char *path, size_t *out);

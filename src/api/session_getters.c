@@ -46,8 +46,8 @@ int lp_session_op(const lp_session *s, size_t index, lp_op_info *out) {
     memset(out, 0, sizeof *out);
     out->module = o->module;
     out->parent_op = o->parent_op;
-    out->name = t->op_names && o->op >= 0 ? t->op_names[o->op] : "";
-    out->shapes = t->shape_names && o->shapes >= 0 ? t->shape_names[o->shapes] : NULL;
+    out->name = lp_tree_op_name(t, o->op) ? lp_tree_op_name(t, o->op) : "";
+    out->shapes = lp_tree_shapes(t, o->shapes);
     out->raw_calls = o->fig.calls;
     out->raw_total_ns = o->fig.total_ns;
     out->raw_self_ns = o->fig.self_ns;

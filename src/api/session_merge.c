@@ -57,7 +57,8 @@ static int mount_new(lp_session *s, int32_t region, lp_tree **out) {
     lp_tree *t = calloc(1, sizeof *t);
     if (!t) return lp_error_set(LP_ERR_NOMEM, "out of memory");
     lp_tree_init(t);
-    int rc = LP_OK;
+    /* One pool for the session's trees: the composed report reads its strings from the mounts. */
+    int rc = lp_tree_share_strings(t, &s->tree);
     for (size_t i = 0; i < s->tree.n_nodes && rc >= 0; i++) {
         const lp_tree_node *n = &s->tree.nodes[i];
         rc = lp_tree_add(t, n->path, n->class_name, n->parent);

@@ -777,8 +777,12 @@ int lp_collector_finish(lp_collector *c) {
         rc = merge_regions(c, ts);
         if (rc) return rc;
     }
-    t->op_names = (const char **)c->names;
-    t->shape_names = (const char **)c->shape_texts;
+    /* The tree keeps its own copies of the names it does not have yet, so they outlive us. */
+    pthread_mutex_lock(&c->names_lock);
+    int nrc = lp_tree_extend_names(t, (const char *const *)c->names, c->n_names,
+                                   (const char *const *)c->shape_texts, c->n_shapes);
+    pthread_mutex_unlock(&c->names_lock);
+    if (nrc) return nrc;
     for (size_t m = 0; m < t->n_nodes; m++)
         t->nodes[m].selected = 0;
     /* A node is measured when it or an ancestor was selected (pre-order: parents come first). */

@@ -117,6 +117,9 @@ int lp_compose(lp_tree *out, const lp_collector *c, const lp_mount *mounts, size
     lp_tree_init(out);
     if (!n_mounts || !mounts[0].tree->n_nodes)
         return lp_error_set(LP_ERR_INVALID, "lp_compose: no module tree");
+    /* The mounts' pool: what was read from the report composed before stays valid. */
+    int src = lp_tree_share_strings(out, mounts[0].tree);
+    if (src) return src;
     const lp_tree *model = mounts[0].tree;
     composer k = {out, c, mounts, n_mounts, -1};
     size_t n = lp_region_count(c);
@@ -141,8 +144,13 @@ int lp_compose(lp_tree *out, const lp_collector *c, const lp_mount *mounts, size
     if (rc < 0) return rc;
     sum_children(out, 0);
     out->iterations = iterations;
-    out->op_names = model->op_names;
-    out->shape_names = model->shape_names;
+    /* The mounts' tables are prefixes of the collector's: together they cover every op id. */
+    for (size_t i = 0; i < n_mounts && rc >= 0; i++) {
+        const lp_tree *m = mounts[i].tree;
+        rc =
+            lp_tree_extend_names(out, m->op_names, m->n_op_names, m->shape_names, m->n_shape_names);
+    }
+    if (rc < 0) return rc;
     out->has_ops |= model->has_ops;
     out->has_cuda_time = model->has_cuda_time;
     for (int d = 0; d < LP_DEV_COUNT; d++)

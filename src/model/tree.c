@@ -80,21 +80,27 @@ int lp_tree_init(lp_tree *t) {
 
 void lp_tree_free(lp_tree *t) {
     if (!t) return;
-    for (size_t i = 0; i < t->n_nodes; i++) {
-        free(t->nodes[i].path);
-        free(t->nodes[i].name);
-        free(t->nodes[i].class_name);
-    }
+    lp_strpool_release(t->strings);
     free(t->nodes);
     free(t->ops);
+    free(t->op_names);
+    free(t->shape_names);
     memset(t, 0, sizeof *t);
 }
 
-static char *dup_str(const char *s) {
-    size_t n = strlen(s) + 1;
-    char *d = malloc(n);
-    if (d) memcpy(d, s, n);
-    return d;
+int lp_tree_share_strings(lp_tree *t, lp_tree *with) {
+    if (t->strings)
+        return lp_error_set(LP_ERR_STATE, "lp_tree_share_strings: the tree has strings already");
+    if (!with->strings && !(with->strings = lp_strpool_new()))
+        return lp_error_set(LP_ERR_NOMEM, "out of memory");
+    t->strings = lp_strpool_retain(with->strings);
+    return LP_OK;
+}
+
+/* The pool's copy of `s` (the pool made with the first string); NULL when out of memory. */
+static const char *own_str(lp_tree *t, const char *s) {
+    if (!t->strings && !(t->strings = lp_strpool_new())) return NULL;
+    return lp_strpool_intern(t->strings, s);
 }
 
 /* Grows an array by doubling; element size given. Returns 0 on success. */
@@ -124,15 +130,11 @@ int lp_tree_add(lp_tree *t, const char *path, const char *class_name, int32_t pa
     memset(n, 0, sizeof *n);
     const char *dot = strrchr(path, '.');
     const char *last = parent < 0 ? class_name : (dot ? dot + 1 : path);
-    n->path = dup_str(path);
-    n->name = dup_str(last);
-    n->class_name = dup_str(class_name);
-    if (!n->path || !n->name || !n->class_name) {
-        free(n->path);
-        free(n->name);
-        free(n->class_name);
+    n->path = own_str(t, path);
+    n->name = own_str(t, last);
+    n->class_name = own_str(t, class_name);
+    if (!n->path || !n->name || !n->class_name)
         return lp_error_set(LP_ERR_NOMEM, "out of memory adding module '%s'", path);
-    }
     n->parent = parent;
     n->depth = parent < 0 ? 0 : t->nodes[parent].depth + 1;
     n->first_child = n->next_sibling = n->first_op = -1;
@@ -156,10 +158,16 @@ int lp_tree_add(lp_tree *t, const char *path, const char *class_name, int32_t pa
 }
 
 int lp_tree_set_name(lp_tree *t, int32_t index, const char *name) {
-    char *copy = dup_str(name);
+    const char *copy = own_str(t, name);
     if (!copy) return lp_error_set(LP_ERR_NOMEM, "out of memory naming node '%s'", name);
-    free(t->nodes[index].name);
     t->nodes[index].name = copy;
+    return LP_OK;
+}
+
+int lp_tree_set_class(lp_tree *t, int32_t index, const char *class_name) {
+    const char *copy = own_str(t, class_name);
+    if (!copy) return lp_error_set(LP_ERR_NOMEM, "out of memory naming class '%s'", class_name);
+    t->nodes[index].class_name = copy;
     return LP_OK;
 }
 
@@ -209,4 +217,52 @@ void lp_tree_set_shares(lp_tree *t) {
     }
     for (size_t r = 0; r < t->n_ops; r++)
         t->ops[r].fig.share_base_ns = t->nodes[t->ops[r].module].fig.share_base_ns;
+}
+
+/* Appends the pool's copy of `s` to a name table. */
+static int table_append(lp_tree *t, const char ***table, size_t *n, size_t *cap, const char *s) {
+    const char *copy = own_str(t, s);
+    if (!copy || grow((void **)table, cap, *n + 1, sizeof **table))
+        return lp_error_set(LP_ERR_NOMEM, "out of memory copying op names");
+    (*table)[(*n)++] = copy;
+    return LP_OK;
+}
+
+int lp_tree_extend_names(lp_tree *t, const char *const *op_names, size_t n_op_names,
+                         const char *const *shape_names, size_t n_shape_names) {
+    int rc = LP_OK;
+    for (size_t i = t->n_op_names; i < n_op_names && rc == LP_OK; i++)
+        rc = table_append(t, &t->op_names, &t->n_op_names, &t->cap_op_names, op_names[i]);
+    for (size_t i = t->n_shape_names; i < n_shape_names && rc == LP_OK; i++)
+        rc = table_append(t, &t->shape_names, &t->n_shape_names, &t->cap_shape_names,
+                          shape_names[i]);
+    return rc;
+}
+
+/* Interned strings compare by pointer: a linear scan of pointers, at load time only. */
+static int32_t table_intern(lp_tree *t, const char ***table, size_t *n, size_t *cap,
+                            const char *s) {
+    const char *copy = own_str(t, s);
+    if (!copy) return lp_error_set(LP_ERR_NOMEM, "out of memory copying op names");
+    for (size_t i = 0; i < *n; i++)
+        if ((*table)[i] == copy) return (int32_t)i;
+    if (*n >= INT32_MAX) return lp_error_set(LP_ERR_NOMEM, "too many op names");
+    int rc = table_append(t, table, n, cap, copy);
+    return rc < 0 ? rc : (int32_t)(*n - 1);
+}
+
+int32_t lp_tree_intern_op_name(lp_tree *t, const char *name) {
+    return table_intern(t, &t->op_names, &t->n_op_names, &t->cap_op_names, name);
+}
+
+int32_t lp_tree_intern_shapes(lp_tree *t, const char *shapes) {
+    return table_intern(t, &t->shape_names, &t->n_shape_names, &t->cap_shape_names, shapes);
+}
+
+const char *lp_tree_op_name(const lp_tree *t, int32_t op) {
+    return op >= 0 && (size_t)op < t->n_op_names ? t->op_names[op] : NULL;
+}
+
+const char *lp_tree_shapes(const lp_tree *t, int32_t shapes) {
+    return shapes >= 0 && (size_t)shapes < t->n_shape_names ? t->shape_names[shapes] : NULL;
 }

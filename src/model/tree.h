@@ -2,12 +2,21 @@
  *
  * The tree is built once per session from the model's named_modules() (pre-order, root first) and
  * never changes shape afterwards; the collector only adds into its accumulators. Everything is raw
- * integer sums plus the iteration count, so any renderer or export can derive means exactly. */
+ * integer sums plus the iteration count, so any renderer or export can derive means exactly.
+ *
+ * Strings: every string a tree exposes (node paths, names and classes, op names, shape texts) is
+ * the tree's own, interned in its string pool (base/strpool.h). Trees may share one pool
+ * (lp_tree_share_strings): a string then stays valid until the last tree sharing the pool is
+ * freed, whichever tree it was read from. A session's trees (its module tree, the trees of the
+ * regions forwards ran in, the composed report) all share the module tree's pool, so what a getter
+ * hands out lives until lp_session_close, however often the report is composed again. */
 #ifndef LP_TREE_H
 #define LP_TREE_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "base/strpool.h"
 
 /* min/max/sum of one per-call quantity (bytes can be negative for net memory). */
 typedef struct lp_stat {
@@ -65,17 +74,17 @@ void lp_figures_merge(lp_figures *into, const lp_figures *from);
 typedef struct lp_op_node {
     int32_t module;    /* module node this op ran in */
     int32_t parent_op; /* -1 when directly under the module */
-    int32_t op;        /* op name id (lp_op_names) */
+    int32_t op;        /* op name id: index into lp_tree.op_names */
     int32_t shapes;    /* input-shape signature id, -1 when shapes are not recorded */
     int32_t first_child, next_sibling; /* op rows in first-seen order */
     lp_figures fig;
 } lp_op_node;
 
 typedef struct lp_tree_node {
-    char *path;       /* dotted path, "" for the root; owned */
-    char *name;       /* last segment (class name for the root); owned */
-    char *class_name; /* owned */
-    int32_t parent;   /* -1 for the root */
+    const char *path;       /* dotted path, "" for the root (the tree's pool) */
+    const char *name;       /* last segment (class name for the root) */
+    const char *class_name; /* short class name ("Conv2d") */
+    int32_t parent;         /* -1 for the root */
     int32_t depth;
     int32_t first_child, next_sibling; /* -1 terminated, model order */
     int32_t first_op;                  /* first op row directly under this module, -1 if none */
@@ -91,23 +100,37 @@ typedef struct lp_tree {
     size_t n_nodes, cap_nodes;
     lp_op_node *ops;
     size_t n_ops, cap_ops;
-    const char **op_names;    /* borrowed from lp_op_names; indexed by op id */
-    const char **shape_names; /* borrowed from the collector; indexed by lp_op_node.shapes: the
-                                 inputs' sizes without outer brackets, "[1, 3], []" */
+    lp_strpool *strings; /* every string of the tree; NULL until the first one */
+    /* Indexed by op id; the array is the tree's, the strings the pool's. Ids are the collector's
+     * (lp_tree_extend_names) or the tree's own (lp_tree_intern_op_name): never both in one tree. */
+    const char **op_names;
+    size_t n_op_names, cap_op_names;
+    /* Indexed by lp_op_node.shapes: the inputs' sizes without outer brackets, "[1, 3], []". */
+    const char **shape_names;
+    size_t n_shape_names, cap_shape_names;
     uint64_t iterations;
     int has_memory[LP_DEV_COUNT]; /* memory was recorded for this device */
     int has_ops;
     int has_cuda_time; /* CUDA kernel time per node was recorded */
 } lp_tree;
 
-/* Tree construction (from the shim's module listing, or from tests). */
+/* Tree construction (from the shim's module listing, or from tests). lp_tree_init cannot fail: the
+ * pool is made with the first string. lp_tree_free drops the tree's reference to its pool. */
 int lp_tree_init(lp_tree *t);
 void lp_tree_free(lp_tree *t);
+
+/* Makes `t`, which holds no string yet, take its strings from `with`'s pool (made now if `with`
+ * has none), so they outlive `t`: a tree rebuilt this way (a composed report) never invalidates
+ * what was read from its earlier self. LP_ERR_STATE when `t` already has strings. */
+int lp_tree_share_strings(lp_tree *t, lp_tree *with);
 /* Appends a node; `parent` must already exist (or be -1 for the first node). Returns its index or
  * a negative status. */
 int lp_tree_add(lp_tree *t, const char *path, const char *class_name, int32_t parent);
-/* Replaces a node's display name (lp_tree_add takes it from the path's last dotted segment). */
+/* Replaces a node's display name (lp_tree_add takes it from the path's last dotted segment). The
+ * old name stays valid: it is the pool's. */
 int lp_tree_set_name(lp_tree *t, int32_t index, const char *name);
+/* Replaces a node's class name, likewise. */
+int lp_tree_set_class(lp_tree *t, int32_t index, const char *class_name);
 /* Index of the node with this dotted path, or -1. */
 int32_t lp_tree_find(const lp_tree *t, const char *path);
 
@@ -118,5 +141,21 @@ void lp_tree_set_shares(lp_tree *t);
 /* Appends an op row under module `module` (parent_op -1) or under `parent_op`. Returns its index.
  */
 int lp_tree_add_op(lp_tree *t, int32_t module, int32_t parent_op, int32_t op, int32_t shapes);
+
+/* Op names and shape texts ----------------------------------------------------------------------
+ * Copies, once per new name, the entries of a source's tables (the collector's) that `t` lacks:
+ * those from index n_op_names (n_shape_names) on. The source's tables only grow, so the tree's
+ * stay prefixes of them and op ids mean the same in both. Runs at merge time, never per event. */
+int lp_tree_extend_names(lp_tree *t, const char *const *op_names, size_t n_op_names,
+                         const char *const *shape_names, size_t n_shape_names);
+
+/* The id of this op name (shape text) in the tree's own table, appended when new: for trees read
+ * back from a file or built by hand. A negative status when out of memory. */
+int32_t lp_tree_intern_op_name(lp_tree *t, const char *name);
+int32_t lp_tree_intern_shapes(lp_tree *t, const char *shapes);
+
+/* The op name (shape text) of an id, or NULL when the id has none (-1, or out of range). */
+const char *lp_tree_op_name(const lp_tree *t, int32_t op);
+const char *lp_tree_shapes(const lp_tree *t, int32_t shapes);
 
 #endif

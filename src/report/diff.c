@@ -15,6 +15,7 @@
 #include "base/error.h"
 #include "base/units.h"
 #include "report/json_report.h"
+#include "report/textbuf.h"
 
 enum { C_SELF_B, C_SELF_A, C_SELF_D, C_SELF_P, C_TOT_B, C_TOT_A, C_TOT_D, C_TOT_P, N_CELLS };
 
@@ -224,13 +225,6 @@ static void totals(const lp_tree *t, double *self, double *total) {
     *total = per_it(t, tot);
 }
 
-static size_t width(const char *s) {
-    size_t w = 0;
-    for (; *s; s++)
-        w += ((unsigned char)*s & 0xC0) != 0x80;
-    return w;
-}
-
 static void pad(FILE *out, size_t n) {
     for (size_t i = 0; i < n; i++)
         fputc(' ', out);
@@ -252,12 +246,12 @@ static void print_row(const row *r, const size_t *w, int color, FILE *final);
 static void print(const differ *d, const lp_report *before, const lp_report *after, int color,
                   FILE *out) {
     size_t w[N_CELLS + 1];
-    w[0] = width("Module");
+    w[0] = lp_text_width("Module");
     for (int c = 0; c < N_CELLS; c++)
-        w[c + 1] = width(headers[c]);
+        w[c + 1] = lp_text_width(headers[c]);
     for (size_t i = 0; i < d->n_rows; i++) {
         const row *r = &d->rows[i];
-        if (width(r->label) > w[0]) w[0] = width(r->label);
+        if (lp_text_width(r->label) > w[0]) w[0] = lp_text_width(r->label);
         for (int c = 0; c < N_CELLS; c++)
             if (strlen(r->cell[c]) > w[c + 1]) w[c + 1] = strlen(r->cell[c]);
     }
@@ -265,10 +259,10 @@ static void print(const differ *d, const lp_report *before, const lp_report *aft
     describe(out, "after: ", after);
     fputc('\n', out);
     fputs("Module", out);
-    pad(out, w[0] - width("Module"));
+    pad(out, w[0] - lp_text_width("Module"));
     for (int c = 0; c < N_CELLS; c++) {
         fputs(" | ", out);
-        pad(out, w[c + 1] - width(headers[c]));
+        pad(out, w[c + 1] - lp_text_width(headers[c]));
         fputs(headers[c], out);
     }
     fputc('\n', out);
@@ -296,7 +290,7 @@ static void print_row(const row *r, const size_t *w, int color, FILE *final) {
     if (lc) fputs(lc, out);
     fputs(r->label, out);
     if (lc) fputs("\033[0m", out);
-    pad(out, w[0] - width(r->label));
+    pad(out, w[0] - lp_text_width(r->label));
     for (int c = 0; c < N_CELLS; c++) {
         fputs(" | ", out);
         pad(out, w[c + 1] - strlen(r->cell[c]));

@@ -74,8 +74,7 @@ int lp_format_from_path(const char *path, lp_format *out) {
 
 char *lp_render_op_label(const lp_tree *t, int32_t row) {
     const lp_op_node *o = &t->ops[row];
-    const char *name = t->op_names && o->op >= 0 ? t->op_names[o->op] : NULL;
-    const char *shapes = o->shapes >= 0 && t->shape_names ? t->shape_names[o->shapes] : NULL;
+    const char *name = lp_tree_op_name(t, o->op), *shapes = lp_tree_shapes(t, o->shapes);
     char idbuf[32];
     if (!name) {
         snprintf(idbuf, sizeof idbuf, "op#%d", (int)o->op);

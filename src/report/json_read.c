@@ -14,11 +14,7 @@
 
 struct lp_report {
     json_t *run;  /* owned reference */
-    lp_tree tree; /* op_names / shape_names point into the arrays below */
-    char **op_names;
-    size_t n_op_names, cap_op_names;
-    char **shape_names;
-    size_t n_shape_names, cap_shape_names;
+    lp_tree tree; /* owns every string the report hands out */
     int schema_version;
 };
 
@@ -62,25 +58,6 @@ static const char *get_str(const reader *rd, const json_t *obj, const char *key)
         return NULL;
     }
     return json_string_value(v);
-}
-
-/* Interns `s` into a report-owned name table; returns its id or a negative status. */
-static int32_t intern(char ***names, size_t *n, size_t *cap, const char *s) {
-    for (size_t i = 0; i < *n; i++)
-        if (strcmp((*names)[i], s) == 0) return (int32_t)i;
-    if (*n == *cap) {
-        size_t c = *cap ? *cap * 2 : 32;
-        char **p = realloc(*names, c * sizeof *p);
-        if (!p) return lp_error_set(LP_ERR_NOMEM, "out of memory reading the report");
-        *names = p;
-        *cap = c;
-    }
-    size_t len = strlen(s) + 1;
-    char *d = malloc(len);
-    if (!d) return lp_error_set(LP_ERR_NOMEM, "out of memory reading the report");
-    memcpy(d, s, len);
-    (*names)[*n] = d;
-    return (int32_t)(*n)++;
 }
 
 static int read_stat(reader *rd, const json_t *dev, const char *key, lp_stat *s) {
@@ -164,14 +141,13 @@ static int read_ops(reader *rd, const json_t *arr, int32_t module, int32_t paren
         if (!json_is_object(row)) return bad(rd, NULL, "expected an object");
         const char *name = get_str(rd, row, "name");
         if (!name) return LP_ERR_INVALID;
-        int32_t op = intern(&r->op_names, &r->n_op_names, &r->cap_op_names, name);
+        int32_t op = lp_tree_intern_op_name(&r->tree, name);
         if (op < 0) return op;
         int32_t shapes = -1;
         json_t *sh = json_object_get(row, "shapes");
         if (sh) {
             if (!json_is_string(sh)) return bad(rd, "shapes", "expected a string");
-            shapes = intern(&r->shape_names, &r->n_shape_names, &r->cap_shape_names,
-                            json_string_value(sh));
+            shapes = lp_tree_intern_shapes(&r->tree, json_string_value(sh));
             if (shapes < 0) return shapes;
         }
         int idx = lp_tree_add_op(&r->tree, module, parent_op, op, shapes);
@@ -263,8 +239,6 @@ int lp_report_from_json(lp_report **out, const json_t *doc, const char *name) {
         return rc;
     }
     r->tree.has_ops = has_ops;
-    r->tree.op_names = (const char **)r->op_names;
-    r->tree.shape_names = (const char **)r->shape_names;
     /* % Total's bases are derived, not stored: the file holds the totals they come from. */
     lp_tree_set_shares(&r->tree);
     *out = r;
@@ -292,12 +266,6 @@ void lp_report_free(lp_report *r) {
     if (!r) return;
     json_decref(r->run);
     lp_tree_free(&r->tree);
-    for (size_t i = 0; i < r->n_op_names; i++)
-        free(r->op_names[i]);
-    for (size_t i = 0; i < r->n_shape_names; i++)
-        free(r->shape_names[i]);
-    free(r->op_names);
-    free(r->shape_names);
     free(r);
 }
 

@@ -161,10 +161,9 @@ static json_t *ops_json(const lp_tree *t, int32_t first, int *ok) {
             *ok = 0;
             break;
         }
-        const char *name = t->op_names && o->op >= 0 ? t->op_names[o->op] : NULL;
-        put(row, "name", jstr(name), ok);
-        if (o->shapes >= 0 && t->shape_names && t->shape_names[o->shapes])
-            put(row, "shapes", jstr(t->shape_names[o->shapes]), ok);
+        const char *shapes = lp_tree_shapes(t, o->shapes);
+        put(row, "name", jstr(lp_tree_op_name(t, o->op)), ok);
+        if (shapes) put(row, "shapes", jstr(shapes), ok);
         put_figures(row, t, &o->fig, ok);
         if (o->first_child >= 0) put(row, "ops", ops_json(t, o->first_child, ok), ok);
     }

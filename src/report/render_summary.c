@@ -18,6 +18,7 @@
 
 #include "base/error.h"
 #include "report/render.h"
+#include "report/textbuf.h"
 
 enum { N_COLS = 7 };
 
@@ -173,17 +174,9 @@ static int by_total(const void *a, const void *b) {
     return (x->node > y->node) - (x->node < y->node);
 }
 
-/* Characters, not bytes: a UTF-8 name pads like the ASCII ones. */
-static size_t text_width(const char *s) {
-    size_t w = 0;
-    for (; *s; s++)
-        w += ((unsigned char)*s & 0xC0) != 0x80;
-    return w;
-}
-
 static void put_cell(FILE *out, const char *s, size_t width) {
     fprintf(out, "| %s", s);
-    for (size_t w = text_width(s); w < width; w++)
+    for (size_t w = lp_text_width(s); w < width; w++)
         fputc(' ', out);
     fputc(' ', out);
 }
@@ -204,7 +197,7 @@ static void put_table(FILE *out, const char *title_a, const char *title_b, uint6
         width[c] = min_width[c];
         if (strlen(headers[c]) > width[c]) width[c] = strlen(headers[c]);
         for (size_t r = 0; r < n; r++) {
-            size_t w = text_width(c ? rows[r].cell[c - 1] : rows[r].name);
+            size_t w = lp_text_width(c ? rows[r].cell[c - 1] : rows[r].name);
             if (w > width[c]) width[c] = w;
         }
     }

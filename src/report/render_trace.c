@@ -53,7 +53,7 @@ static json_t *span_event(const lp_tree *t, const lp_timeline *tl, const lp_span
                        "region", "ph", "X", "ts", us(s->t0, origin), "dur", us(s->t1, s->t0), "pid",
                        PID, "tid", (int)s->tid + 1);
     } else {
-        const char *name = t->op_names && s->id >= 0 ? t->op_names[s->id] : NULL;
+        const char *name = lp_tree_op_name(t, s->id);
         ev = json_pack("{s:s,s:s,s:s,s:o,s:o,s:i,s:i}", "name", name ? name : "op", "cat", "op",
                        "ph", "X", "ts", us(s->t0, origin), "dur", us(s->t1, s->t0), "pid", PID,
                        "tid", (int)s->tid + 1);

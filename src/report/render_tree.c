@@ -4,7 +4,7 @@
  * Two passes, both linear in the number of rows: a pre-order walk formats every cell into one text
  * arena (widths are only known at the end), then the lines are padded and written. */
 #include <math.h>
-#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,6 +12,7 @@
 #include "base/units.h"
 #include "model/columns.h"
 #include "report/render.h"
+#include "report/textbuf.h"
 
 void lp_render_opts_init(lp_render_opts *ro) {
     memset(ro, 0, sizeof *ro);
@@ -38,79 +39,6 @@ int lp_render_check_opts(const lp_render_opts *ro) {
     }
     if (ro->sort) return lp_column_lookup(ro->sort, "sort key", &col);
     return LP_OK;
-}
-
-/* Text arena ----------------------------------------------------------------------------------- */
-
-typedef struct strbuf {
-    char *p;
-    size_t len, cap;
-    int oom; /* sticky: checked once at the end instead of after every append */
-} strbuf;
-
-static void sb_put(strbuf *sb, const char *s, size_t n) {
-    if (sb->oom) return;
-    if (sb->len + n + 1 > sb->cap) {
-        size_t cap = sb->cap ? sb->cap : 4096;
-        while (cap < sb->len + n + 1)
-            cap *= 2;
-        char *p = realloc(sb->p, cap);
-        if (!p) {
-            sb->oom = 1;
-            return;
-        }
-        sb->p = p;
-        sb->cap = cap;
-    }
-    memcpy(sb->p + sb->len, s, n);
-    sb->len += n;
-    sb->p[sb->len] = '\0';
-}
-
-static void sb_puts(strbuf *sb, const char *s) {
-    sb_put(sb, s, strlen(s));
-}
-
-static void sb_printf(strbuf *sb, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
-
-static void sb_printf(strbuf *sb, const char *fmt, ...) {
-    char tmp[256];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
-    va_end(ap);
-    if (n < 0) return;
-    if ((size_t)n < sizeof tmp) {
-        sb_put(sb, tmp, (size_t)n);
-        return;
-    }
-    char *big = malloc((size_t)n + 1); /* rare: a long op name or shape signature */
-    if (!big) {
-        sb->oom = 1;
-        return;
-    }
-    va_start(ap, fmt);
-    vsnprintf(big, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    sb_put(sb, big, (size_t)n);
-    free(big);
-}
-
-static void sb_pad(strbuf *sb, char c, size_t n) {
-    for (size_t i = 0; i < n; i++)
-        sb_put(sb, &c, 1);
-}
-
-/* Displayed width: one per UTF-8 code point, so the box glyphs count as one column each. */
-static size_t text_width(const char *s) {
-    size_t w = 0;
-    for (; *s; s++)
-        w += ((unsigned char)*s & 0xC0) != 0x80;
-    return w;
 }
 
 /* The walk ------------------------------------------------------------------------------------- */
@@ -154,8 +82,8 @@ typedef struct render {
     subtree *sub;
     int folded; /* the depth limit hid at least one module */
 
-    strbuf text;  /* every label and cell, NUL-separated */
-    size_t *cell; /* per row, n_cols + 1 offsets into text (label first) */
+    lp_textbuf text; /* every label and cell, NUL-separated */
+    size_t *cell;    /* per row, n_cols + 1 offsets into text (label first) */
     size_t n_rows, cap_rows;
     size_t width[LP_MAX_COLUMNS + 1];
 
@@ -196,13 +124,19 @@ static int folds(const render *r, int32_t m) {
     return r->ro->depth >= 0 && n->depth >= r->ro->depth && n->first_child >= 0;
 }
 
+/* A module that was profiled and never called (dropout in eval mode, an unused branch) says so with
+ * 0 calls; an unselected one was not watched, and a container has no forward to call. */
+static int never_ran(const lp_tree_node *n) {
+    return n->kind == LP_NODE_MODULE && n->selected && !n->container && n->fig.calls == 0;
+}
+
 /* The figures a module row shows, and which column groups carry a value. A row at the depth limit
  * takes in its hidden descendants' self time, so the Self column still adds up to the Total; an
  * unmeasured row there (paths selected deeper) shows only the time measured beneath it. */
 static lp_figures module_figures(const render *r, int32_t m, unsigned *groups) {
     const lp_tree_node *n = &r->t->nodes[m];
     lp_figures fig = n->fig;
-    *groups = measured(n) ? LP_COLGRP_ALL : 0;
+    *groups = measured(n) ? LP_COLGRP_ALL : never_ran(n) ? LP_COLGRP_CALLS : 0;
     /* A context or the session is a group, never a call: it shows the time of what it holds. */
     if ((n->kind == LP_NODE_CONTEXT || n->kind == LP_NODE_SESSION) && fig.total_ns) {
         *groups = LP_COLGRP_TIME;
@@ -215,7 +149,7 @@ static lp_figures module_figures(const render *r, int32_t m, unsigned *groups) {
             memset(&fig, 0, sizeof fig);
             fig.self_ns = r->sub[m].self_ns;
             fig.total_ns = r->sub[m].total_ns;
-            *groups = LP_COLGRP_TIME;
+            *groups = LP_COLGRP_TIME | (never_ran(n) ? LP_COLGRP_CALLS : 0);
         }
     }
     return fig;
@@ -324,10 +258,10 @@ static int new_row(render *r) {
 
 /* Ends the current arena string as cell `c` of the newest row and widens its column. */
 static void end_cell(render *r, size_t c, size_t start) {
-    sb_put(&r->text, "", 1); /* keep the NUL: cells are read back as C strings */
+    lp_textbuf_put(&r->text, "", 1); /* keep the NUL: cells are read back as C strings */
     r->cell[(r->n_rows - 1) * (r->n_cols + 1) + c] = start;
     if (!r->text.oom) {
-        size_t w = text_width(r->text.p + start);
+        size_t w = lp_text_width(r->text.p + start);
         if (w > r->width[c]) r->width[c] = w;
     }
 }
@@ -339,7 +273,7 @@ static void add_cells(render *r, const lp_figures *fig, unsigned groups) {
         char buf[64];
         if (lp_column_value(r->cols[c], r->t, fig, groups, &v)) {
             r->cols[c]->fmt(v, r->ro->units, buf, sizeof buf);
-            sb_puts(&r->text, buf);
+            lp_textbuf_puts(&r->text, buf);
         }
         end_cell(r, c + 1, start);
     }
@@ -354,28 +288,27 @@ static int add_row(render *r, const item *it, int last) {
     size_t start = r->text.len;
     for (size_t level = 1; level < r->depth; level++) {
         const frame *f = &r->stack[level - 1];
-        sb_puts(&r->text, f->i < f->n ? r->g->bar : r->g->space);
+        lp_textbuf_puts(&r->text, f->i < f->n ? r->g->bar : r->g->space);
     }
-    if (r->depth > 0) sb_puts(&r->text, last ? r->g->elbow : r->g->tee);
+    if (r->depth > 0) lp_textbuf_puts(&r->text, last ? r->g->elbow : r->g->tee);
 
     lp_figures fig;
     unsigned groups = LP_COLGRP_ALL;
     if (it->kind == ITEM_MODULE) {
-        sb_puts(&r->text, t->nodes[it->idx].name);
+        lp_textbuf_puts(&r->text, t->nodes[it->idx].name);
         fig = module_figures(r, it->idx, &groups);
         if (folds(r, it->idx)) r->folded = 1;
     } else if (it->kind == ITEM_OP) {
         const lp_op_node *o = &t->ops[it->idx];
-        const char *name = t->op_names && o->op >= 0 ? t->op_names[o->op] : NULL;
+        const char *name = lp_tree_op_name(t, o->op), *shapes = lp_tree_shapes(t, o->shapes);
         if (name)
-            sb_puts(&r->text, name);
+            lp_textbuf_puts(&r->text, name);
         else
-            sb_printf(&r->text, "op#%d", (int)o->op);
-        if (o->shapes >= 0 && t->shape_names && t->shape_names[o->shapes])
-            sb_printf(&r->text, " [%s]", t->shape_names[o->shapes]);
+            lp_textbuf_printf(&r->text, "op#%d", (int)o->op);
+        if (shapes) lp_textbuf_printf(&r->text, " [%s]", shapes);
         fig = o->fig;
     } else {
-        sb_puts(&r->text, "(self)");
+        lp_textbuf_puts(&r->text, "(self)");
         fig = self_figures(r, it->idx);
         groups = LP_COLGRP_TIME;
     }
@@ -415,7 +348,7 @@ static int walk(render *r) {
 static int add_total(render *r) {
     if (new_row(r) != LP_OK) return LP_ERR_NOMEM;
     size_t start = r->text.len;
-    sb_puts(&r->text, "Total");
+    lp_textbuf_puts(&r->text, "Total");
     end_cell(r, 0, start);
     lp_figures fig;
     memset(&fig, 0, sizeof fig);
@@ -430,41 +363,41 @@ static int add_total(render *r) {
 /* Output --------------------------------------------------------------------------------------- */
 
 /* Writes one line with trailing whitespace stripped, as torchprof does. */
-static void put_line(strbuf *line, FILE *out) {
+static void put_line(lp_textbuf *line, FILE *out) {
     while (line->len > 0 && line->p[line->len - 1] == ' ')
         line->len--;
-    sb_put(line, "\n", 1);
+    lp_textbuf_put(line, "\n", 1);
     if (!line->oom) fputs(line->p, out);
     line->len = 0;
 }
 
 /* torchprof: cells joined with " | ", each left-aligned to its column's widest cell. */
-static void put_cells(render *r, const char *const *cells, strbuf *line, FILE *out) {
+static void put_cells(render *r, const char *const *cells, lp_textbuf *line, FILE *out) {
     for (size_t c = 0; c <= r->n_cols; c++) {
-        if (c > 0) sb_puts(line, " | ");
-        sb_puts(line, cells[c]);
-        sb_pad(line, ' ', r->width[c] - text_width(cells[c]));
+        if (c > 0) lp_textbuf_puts(line, " | ");
+        lp_textbuf_puts(line, cells[c]);
+        lp_textbuf_pad(line, ' ', r->width[c] - lp_text_width(cells[c]));
     }
     put_line(line, out);
 }
 
 /* torchprof: "-" * (w0 + 1), then "|" + "-" * (w + 2) per column, the last one w + 1. */
-static void put_separator(render *r, strbuf *line, FILE *out) {
-    sb_pad(line, '-', r->width[0] + 1);
+static void put_separator(render *r, lp_textbuf *line, FILE *out) {
+    lp_textbuf_pad(line, '-', r->width[0] + 1);
     for (size_t c = 1; c <= r->n_cols; c++) {
-        sb_puts(line, "|");
-        sb_pad(line, '-', r->width[c] + (c == r->n_cols ? 1 : 2));
+        lp_textbuf_puts(line, "|");
+        lp_textbuf_pad(line, '-', r->width[c] + (c == r->n_cols ? 1 : 2));
     }
     put_line(line, out);
 }
 
-static void put_table(render *r, strbuf *line, FILE *out) {
+static void put_table(render *r, lp_textbuf *line, FILE *out) {
     const char *cells[LP_MAX_COLUMNS + 1];
     cells[0] = "Module";
     for (size_t c = 0; c < r->n_cols; c++)
         cells[c + 1] = r->cols[c]->header;
     for (size_t c = 0; c <= r->n_cols; c++) {
-        size_t w = text_width(cells[c]);
+        size_t w = lp_text_width(cells[c]);
         if (w > r->width[c]) r->width[c] = w;
     }
     put_cells(r, cells, line, out);
@@ -493,7 +426,7 @@ static int by_self_desc(const void *a, const void *b) {
 
 /* The K measured modules with the most self time (raw, not folded: the list is where modules the
  * depth limit hides still show up), as a share of the measured total. */
-static int put_top(render *r, strbuf *line, FILE *out) {
+static int put_top(render *r, lp_textbuf *line, FILE *out) {
     const lp_tree *t = r->t;
     hot *h = malloc((t->n_nodes ? t->n_nodes : 1) * sizeof *h);
     if (!h) return LP_ERR_NOMEM;
@@ -516,22 +449,22 @@ static int put_top(render *r, strbuf *line, FILE *out) {
             snprintf(e->pct, sizeof e->pct, "%.1f%%", 100.0 * (double)e->self_ns / whole);
         else
             snprintf(e->pct, sizeof e->pct, "-");
-        size_t w = text_width(path);
+        size_t w = lp_text_width(path);
         wpath = w > wpath ? w : wpath;
         wtime = strlen(e->time) > wtime ? strlen(e->time) : wtime;
         wpct = strlen(e->pct) > wpct ? strlen(e->pct) : wpct;
     }
-    sb_puts(line, "");
+    lp_textbuf_puts(line, "");
     put_line(line, out);
-    sb_puts(line, "Hottest modules (self CPU)");
+    lp_textbuf_puts(line, "Hottest modules (self CPU)");
     put_line(line, out);
     for (size_t k = 0; k < n; k++) {
         const lp_tree_node *node = &t->nodes[h[k].idx];
         const char *path = node->parent < 0 ? node->name : node->path;
-        sb_printf(line, "%*zu. ", (int)wrank + 2, k + 1);
-        sb_puts(line, path);
-        sb_pad(line, ' ', wpath - text_width(path) + 2);
-        sb_printf(line, "%*s  %*s", (int)wtime, h[k].time, (int)wpct, h[k].pct);
+        lp_textbuf_printf(line, "%*zu. ", (int)wrank + 2, k + 1);
+        lp_textbuf_puts(line, path);
+        lp_textbuf_pad(line, ' ', wpath - lp_text_width(path) + 2);
+        lp_textbuf_printf(line, "%*s  %*s", (int)wtime, h[k].time, (int)wpct, h[k].pct);
         put_line(line, out);
     }
     free(h);
@@ -540,27 +473,28 @@ static int put_top(render *r, strbuf *line, FILE *out) {
 
 /* Entry point ---------------------------------------------------------------------------------- */
 
-static void put_notes(render *r, strbuf *line, FILE *out) {
+static void put_notes(render *r, lp_textbuf *line, FILE *out) {
     int any = r->ro->n_notes > 0 || r->folded;
     for (size_t c = 0; c < r->n_cols && !any; c++)
         any = !lp_column_available(r->cols[c], r->t);
     if (!any) return;
     put_line(line, out); /* a blank line between the table (or top list) and the notes */
     for (size_t i = 0; i < r->ro->n_notes; i++) {
-        sb_puts(line, r->ro->notes[i] ? r->ro->notes[i] : "");
+        lp_textbuf_puts(line, r->ro->notes[i] ? r->ro->notes[i] : "");
         put_line(line, out);
     }
     if (r->folded) {
-        sb_printf(line,
-                  "note: modules deeper than depth %d are folded into their ancestor at that "
-                  "depth; its self time includes theirs",
-                  r->ro->depth);
+        lp_textbuf_printf(
+            line,
+            "note: modules deeper than depth %d are folded into their ancestor at that "
+            "depth; its self time includes theirs",
+            r->ro->depth);
         put_line(line, out);
     }
     for (size_t c = 0; c < r->n_cols; c++) {
         if (lp_column_available(r->cols[c], r->t)) continue;
-        sb_printf(line, "note: column '%s' is empty: this profile did not record it",
-                  r->cols[c]->id);
+        lp_textbuf_printf(line, "note: column '%s' is empty: this profile did not record it",
+                          r->cols[c]->id);
         put_line(line, out);
     }
 }
@@ -586,7 +520,7 @@ int lp_render_tree(const lp_tree *tree, const lp_render_opts *ro, FILE *out) {
     if (rc == LP_OK) rc = walk(&r);
     if (rc == LP_OK) rc = add_total(&r);
 
-    strbuf line = {0};
+    lp_textbuf line = {0};
     if (rc == LP_OK && !r.text.oom) {
         put_table(&r, &line, out);
         if (ro->top > 0) rc = put_top(&r, &line, out);
@@ -598,8 +532,8 @@ int lp_render_tree(const lp_tree *tree, const lp_render_opts *ro, FILE *out) {
         free(r.stack[--r.depth].kids);
     free(r.stack);
     free(r.cell);
-    free(r.text.p);
-    free(line.p);
+    lp_textbuf_free(&r.text);
+    lp_textbuf_free(&line);
     free(r.sub);
     if (rc == LP_ERR_NOMEM) return lp_error_set(rc, "render: out of memory");
     if (rc != LP_OK) return rc;

@@ -13,3 +13,15 @@ add_test(NAME integration.regions_example
                  $<TARGET_FILE:regions> ${LP_MODELS_DIR})
 set_tests_properties(integration.regions integration.regions_example PROPERTIES
                      LABELS integration TIMEOUT 300)
+
+# What getters hand out stays valid until lp_session_close, through recompositions
+# (test_getter_lifetimes.c; the sanitizer build catches a dangling pointer at once).
+add_executable(test_getter_lifetimes ${CMAKE_CURRENT_SOURCE_DIR}/test_getter_lifetimes.c)
+target_compile_options(test_getter_lifetimes PRIVATE ${LP_WARNINGS})
+target_compile_definitions(test_getter_lifetimes PRIVATE LP_MODELS_DIR="${LP_MODELS_DIR}")
+target_link_libraries(test_getter_lifetimes PRIVATE liblayerprof PkgConfig::CMOCKA)
+if(TARGET models)
+  add_dependencies(test_getter_lifetimes models)
+endif()
+add_test(NAME integration.getter_lifetimes COMMAND test_getter_lifetimes)
+set_tests_properties(integration.getter_lifetimes PROPERTIES LABELS integration TIMEOUT 300)

@@ -262,7 +262,7 @@ static void every_format_of_a_real_run_parses_back(void **state) {
 
 /* torch.jit.fork: libtorch may run the branches inline on the calling thread (it does with 1.13's
  * inference mode) or on its inter-op pool; either way spans nest per thread and add up. Several
- * threads for sure are covered by the unit test (test_export_trace.c) with real pthreads. */
+ * threads for sure are covered by the unit test (test_render_trace.c) with real pthreads. */
 static void trace_of_a_forked_model_nests_per_thread(void **state) {
     (void)state;
     lp_session *s = run_model("forked", 2, 1, 0, NULL, NULL); /* default cap 3 >= 2 */

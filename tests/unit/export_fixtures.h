@@ -1,4 +1,4 @@
-/* export_fixtures.h: what the export tests share: a hand-built tree whose every figure can be
+/* export_fixtures.h: what the report tests share: hand-built trees whose every figure can be
  * checked by eye, the run metadata with a fixed date, capturing a renderer's output, and golden
  * files (LP_UPDATE_GOLDEN=1 rewrites them instead of comparing: review the diff). */
 #ifndef LP_TEST_EXPORT_FIXTURES_H
@@ -19,6 +19,7 @@
 #include "model/tree.h"
 #include "report/json_report.h"
 #include "report/render.h"
+#include "tree_fixtures.h"
 
 static inline int32_t fx_add(lp_tree *t, const char *path, const char *cls, int32_t parent) {
     int idx = lp_tree_add(t, path, cls, parent);
@@ -87,8 +88,9 @@ static inline void fx_small(lp_tree *t) {
     fx_mem(&t->nodes[head].fig, 2048, 1024, 4096);
     fx_mem(&t->nodes[odd].fig, 1024, 1024, 1024);
 
-    t->op_names = (const char **)fx_op_names;
-    t->shape_names = (const char **)fx_shape_names;
+    for (size_t i = 0; i < sizeof fx_op_names / sizeof fx_op_names[0]; i++)
+        assert_int_equal(lp_tree_intern_op_name(t, fx_op_names[i]), (int32_t)i);
+    assert_int_equal(lp_tree_intern_shapes(t, fx_shape_names[0]), 0);
     int32_t conv = lp_tree_add_op(t, f0, -1, 0, 0);
     int32_t convolution = lp_tree_add_op(t, f0, conv, 1, -1);
     int32_t add = lp_tree_add_op(t, root, -1, 2, -1);
@@ -107,6 +109,32 @@ static inline void fx_small(lp_tree *t) {
     fx_mem(fa, 2048, 2048, 2048);
     lp_tree_set_shares(t);
 }
+
+/* Per-call statistics, two iterations (ns per call):
+ *   Net   2 calls 1000000, 1020000: total 2020000, mean 1.010ms, std 14.142us (m2 2e8), 100.00%
+ *   conv  2 calls  500000,  500100: total 1000100, mean 500.050us, std 0.071us (m2 5000), 49.51%
+ *   relu  4 calls 100000 .. 130000: total  460000, mean 115us, std 12.910us (m2 5e8), 22.77%
+ *   head  1 call   300000:          total  300000, no std, 14.85%
+ *   unused never ran: blank.
+ * Net's self is what its children leave: 2020000 - 1000100 - 460000 - 300000 = 259900. */
+static inline void fx_stats(lp_tree *t) {
+    static const uint64_t net[] = {1000000, 1020000}, conv[] = {500000, 500100},
+                          relu[] = {100000, 110000, 120000, 130000}, head[] = {300000};
+    lp_tree_init(t);
+    t->iterations = 2;
+    int32_t root = tf_node(t, "", "Net", -1, LP_NODE_MODULE);
+    tf_calls(t, root, net, 2);
+    tf_calls(t, tf_node(t, "conv", "Conv2d", root, LP_NODE_MODULE), conv, 2);
+    tf_calls(t, tf_node(t, "relu", "ReLU", root, LP_NODE_MODULE), relu, 4);
+    tf_calls(t, tf_node(t, "head", "Linear", root, LP_NODE_MODULE), head, 1);
+    tf_node(t, "unused", "Dropout", root, LP_NODE_MODULE);
+    t->nodes[root].fig.self_ns = 259900;
+    lp_tree_set_shares(t);
+}
+
+/* Every statistic column, after the total and the calls. */
+static const char *const fx_stats_columns[] = {"cpu_total", "calls", "mean", "std",
+                                               "min",       "max",   "share"};
 
 /* A run object with everything fixed (the date normalised), so golden files never change. */
 static inline json_t *fx_run(void) {

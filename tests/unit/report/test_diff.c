@@ -1,4 +1,4 @@
-/* test_export_diff.c: `layerprof diff` on two hand-built reports with known changes, and on a
+/* test_diff.c: `layerprof diff` on two hand-built reports with known changes, and on a
  * report against itself. The reports go through JSON files and lp_report_load, as the CLI does. */
 #define _POSIX_C_SOURCE 200809L
 #include "export_fixtures.h"

@@ -1,25 +1,15 @@
-/* test_render.c: the tree table against golden files, byte for byte.
+/* test_render_tree.c: the tree table (render_tree.c) against golden files, byte for byte, as a
+ * table of {golden file, fixture, options}; then its option checks and its scale.
  *
  * Trees are built with lp_tree_add and filled by hand with per-iteration figures, so every number
  * in a golden file can be checked by eye. LP_UPDATE_GOLDEN=1 rewrites the golden files instead of
  * comparing (review the diff before committing it). */
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
+#include "export_fixtures.h"
+#include "golden_cases.h"
 
-#include <cmocka.h>
-
-#include "golden.h"
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <time.h>
 
-#include "base/suggest.h"
 #include "model/columns.h"
-#include "model/tree.h"
-#include "report/render.h"
 
 /* Helpers -------------------------------------------------------------------------------------- */
 
@@ -63,6 +53,16 @@ static int32_t at(const lp_tree *t, const char *path) {
     return i;
 }
 
+/* Renders into a string (caller frees); *rc gets lp_render_tree's status. */
+static char *render(const lp_tree *t, const lp_render_opts *ro, int *rc) {
+    FILE *f = tmpfile();
+    assert_non_null(f);
+    *rc = lp_render_tree(t, ro, f);
+    return golden_take(f);
+}
+
+/* Fixtures ------------------------------------------------------------------------------------- */
+
 /* torchprof's AlexNet, cut down: two iterations, CPU memory, per-iteration times whose selves add
  * up to the root total (2.750ms). classifier.2 ran 3 times over the 2 iterations: 1.50 calls. */
 static void alexnet(lp_tree *t) {
@@ -103,6 +103,27 @@ static void alexnet(lp_tree *t) {
     mem(t, root, 16384, 0, 3890217);
 }
 
+/* Dropout is skipped in eval mode: no calls at all. Its time sits in nobody's total. */
+static void alexnet_dropout_never_ran(lp_tree *t) {
+    alexnet(t);
+    lp_tree_node *c0 = &t->nodes[at(t, "classifier.0")];
+    memset(&c0->fig, 0, sizeof c0->fig);
+    t->nodes[at(t, "classifier")].fig.total_ns -= 2 * 29937;
+    t->nodes[at(t, "")].fig.total_ns -= 2 * 29937;
+}
+
+/* torchprof's paths example: only features.3 and classifier are measured. Figures left in the
+ * others must not show; classifier's children are not measured, so its self is its total. */
+static void alexnet_two_paths_selected(lp_tree *t) {
+    alexnet(t);
+    for (size_t i = 0; i < t->n_nodes; i++)
+        t->nodes[i].selected = 0;
+    t->nodes[at(t, "features.3")].selected = 1;
+    lp_tree_node *classifier = &t->nodes[at(t, "classifier")];
+    classifier->selected = 1;
+    classifier->fig.self_ns = classifier->fig.total_ns;
+}
+
 /* The shapes torchprof draws wrongly: deep subtrees under last children, next to ancestors that
  * do have later siblings. One iteration, one call each, 1us of self per module. */
 static void branches(lp_tree *t) {
@@ -118,95 +139,6 @@ static void branches(lp_tree *t) {
     }
 }
 
-/* Renders into a string (caller frees); *rc gets lp_render_tree's status. */
-static char *render(const lp_tree *t, const lp_render_opts *ro, int *rc) {
-    FILE *f = tmpfile();
-    assert_non_null(f);
-    *rc = lp_render_tree(t, ro, f);
-    return golden_take(f);
-}
-
-/* Renders and compares with a golden file. */
-static void check(const lp_tree *t, const lp_render_opts *ro, const char *golden) {
-    int rc;
-    char *text = render(t, ro, &rc);
-    assert_int_equal(rc, LP_OK);
-    assert_golden(golden, text);
-    free(text);
-}
-
-/* Golden tables -------------------------------------------------------------------------------- */
-
-static void alexnet_renders_torchprofs_table_with_filled_parent_rows(void **state) {
-    (void)state;
-    lp_tree t;
-    alexnet(&t);
-    check(&t, NULL, "render_alexnet.txt");
-    lp_tree_free(&t);
-}
-
-static void bars_are_drawn_only_for_ancestors_with_later_siblings(void **state) {
-    (void)state;
-    lp_tree t;
-    branches(&t);
-    const char *const columns[] = {"cpu_total", "calls"};
-    lp_render_opts ro;
-    lp_render_opts_init(&ro);
-    ro.columns = columns;
-    ro.n_columns = 2;
-    check(&t, &ro, "render_branches.txt");
-    lp_tree_free(&t);
-}
-
-static void ascii_glyphs_replace_box_drawing(void **state) {
-    (void)state;
-    lp_tree t;
-    branches(&t);
-    const char *const columns[] = {"cpu_total", "calls"};
-    lp_render_opts ro;
-    lp_render_opts_init(&ro);
-    ro.columns = columns;
-    ro.n_columns = 2;
-    ro.ascii = 1;
-    check(&t, &ro, "render_branches_ascii.txt");
-    lp_tree_free(&t);
-}
-
-static void a_module_that_never_ran_has_blank_cells(void **state) {
-    (void)state;
-    lp_tree t;
-    alexnet(&t);
-    /* Dropout is skipped in eval mode: no calls at all. Its time sits in nobody's total. */
-    lp_tree_node *c0 = &t.nodes[at(&t, "classifier.0")];
-    memset(&c0->fig, 0, sizeof c0->fig);
-    t.nodes[at(&t, "classifier")].fig.total_ns -= 2 * 29937;
-    t.nodes[at(&t, "")].fig.total_ns -= 2 * 29937;
-    check(&t, NULL, "render_never_ran.txt");
-    lp_tree_free(&t);
-}
-
-static void unselected_modules_have_blank_cells_even_with_figures(void **state) {
-    (void)state;
-    lp_tree t;
-    alexnet(&t);
-    /* torchprof's paths example: only features.3 and classifier are measured. Figures left in
-     * the others must not show; classifier's children are not measured, so its self is its total.
-     */
-    for (size_t i = 0; i < t.n_nodes; i++)
-        t.nodes[i].selected = 0;
-    t.nodes[at(&t, "features.3")].selected = 1;
-    lp_tree_node *classifier = &t.nodes[at(&t, "classifier")];
-    classifier->selected = 1;
-    classifier->fig.self_ns = classifier->fig.total_ns;
-    const char *const columns[] = {"self_cpu", "cpu_total", "calls"};
-    lp_render_opts ro;
-    lp_render_opts_init(&ro);
-    ro.columns = columns;
-    ro.n_columns = 3;
-    check(&t, &ro, "render_unselected.txt");
-    lp_tree_free(&t);
-}
-
 /* A small net with op rows: nested dispatch, shapes, and "(self)" remainders (clamped for relu,
  * whose op clock overran its own). */
 static void events(lp_tree *t) {
@@ -216,8 +148,9 @@ static void events(lp_tree *t) {
     static const char *shape_names[] = {"1x3x8x8, 4x3x3x3, 4"};
     lp_tree_init(t);
     t->iterations = 1;
-    t->op_names = op_names;
-    t->shape_names = shape_names;
+    for (size_t i = 0; i < sizeof op_names / sizeof op_names[0]; i++)
+        assert_int_equal(lp_tree_intern_op_name(t, op_names[i]), (int32_t)i);
+    assert_int_equal(lp_tree_intern_shapes(t, shape_names[0]), 0);
     int32_t root = add(t, "", "Net");
     int32_t conv = add(t, "conv", "Conv2d");
     int32_t relu = add(t, "relu", "ReLU");
@@ -248,126 +181,163 @@ static void events(lp_tree *t) {
     }
 }
 
-static void op_rows_nest_under_their_module_with_a_self_remainder(void **state) {
+/* Options -------------------------------------------------------------------------------------- */
+
+static void set_columns(lp_render_opts *ro, const char *const *ids, size_t n) {
+    ro->columns = ids;
+    ro->n_columns = n;
+}
+
+static const char *const total_and_calls[] = {"cpu_total", "calls"};
+static const char *const times[] = {"self_cpu", "cpu_total"};
+static const char *const times_and_calls[] = {"self_cpu", "cpu_total", "calls"};
+
+static void total_and_calls_only(lp_render_opts *ro) {
+    set_columns(ro, total_and_calls, 2);
+}
+
+static void ascii_total_and_calls(lp_render_opts *ro) {
+    set_columns(ro, total_and_calls, 2);
+    ro->ascii = 1;
+}
+
+static void times_and_calls_only(lp_render_opts *ro) {
+    set_columns(ro, times_and_calls, 3);
+}
+
+static void hide_ops(lp_render_opts *ro) {
+    ro->show_ops = 0;
+}
+
+static void sort_self_cpu(lp_render_opts *ro) {
+    ro->sort = "self_cpu";
+}
+
+static void depth_1(lp_render_opts *ro) {
+    ro->depth = 1;
+}
+
+static void depth_0_times(lp_render_opts *ro) {
+    ro->depth = 0;
+    set_columns(ro, times, 2);
+}
+
+static void sort_cpu_total(lp_render_opts *ro) {
+    ro->sort = "cpu_total";
+}
+
+static void top_4_with_a_note(lp_render_opts *ro) {
+    static const char *const notes[] = {"mode: hooks (TorchScript optimizer off)"};
+    set_columns(ro, times_and_calls, 3);
+    ro->top = 4;
+    ro->notes = notes;
+    ro->n_notes = 1;
+}
+
+static void calls_net_mem_self(lp_render_opts *ro) {
+    static const char *const ids[] = {"calls", "net_cpu_mem", "self_cpu"};
+    set_columns(ro, ids, 3);
+}
+
+static void times_in_ms(lp_render_opts *ro) {
+    set_columns(ro, times, 2);
+    ro->units = LP_UNITS_MS;
+}
+
+static void self_and_cuda_mem(lp_render_opts *ro) {
+    static const char *const ids[] = {"self_cpu", "cuda_mem"};
+    set_columns(ro, ids, 2);
+}
+
+static void every_statistic(lp_render_opts *ro) {
+    set_columns(ro, fx_stats_columns, 7);
+}
+
+/* --sort mean: conv (500us) > head (300us) > relu (115us), the module that never ran last. */
+static void statistics_sorted_by_mean(lp_render_opts *ro) {
+    set_columns(ro, fx_stats_columns + 2, 5); /* mean, std, min, max, share */
+    ro->sort = "mean";
+}
+
+/* Golden tables -------------------------------------------------------------------------------- */
+
+static const golden_case cases[] = {
+    /* torchprof's table, with filled parent rows */
+    {"render_alexnet.txt", alexnet, NULL, NULL},
+    /* bars are drawn only for ancestors with later siblings; ASCII glyphs replace box drawing */
+    {"render_branches.txt", branches, total_and_calls_only, NULL},
+    {"render_branches_ascii.txt", branches, ascii_total_and_calls, NULL},
+    /* a module that never ran; unselected modules have blank cells even with figures */
+    {"render_never_ran.txt", alexnet_dropout_never_ran, NULL, NULL},
+    {"render_unselected.txt", alexnet_two_paths_selected, times_and_calls_only, NULL},
+    /* op rows nest under their module with a (self) remainder; hidden when not asked for; sorted
+     * too, with (self) kept last */
+    {"render_events.txt", events, NULL, NULL},
+    {"render_events_hidden.txt", events, hide_ops, NULL},
+    {"render_events_sort_self_cpu.txt", events, sort_self_cpu, NULL},
+    /* depth folds deeper modules' self time into the printed ancestor; depth 0 leaves the root
+     * holding all of it */
+    {"render_depth1.txt", alexnet, depth_1, NULL},
+    {"render_depth0.txt", alexnet, depth_0_times, NULL},
+    /* siblings sorted by a column, descending */
+    {"render_sort_cpu_total.txt", alexnet, sort_cpu_total, NULL},
+    /* the hottest modules, then the notes */
+    {"render_top4.txt", alexnet, top_4_with_a_note, NULL},
+    /* columns in the order asked, in the units asked */
+    {"render_columns.txt", alexnet, calls_net_mem_self, NULL},
+    {"render_units_ms.txt", alexnet, times_in_ms, NULL},
+    /* a column the profile lacks is blank, with a note */
+    {"render_missing_column.txt", branches, self_and_cuda_mem, NULL},
+    /* per-call statistics and % Total */
+    {"render_stats.txt", fx_stats, every_statistic, NULL},
+    {"render_stats_sort_mean.txt", fx_stats, statistics_sorted_by_mean, NULL},
+};
+
+/* Sorting by std puts head (one call: blank) after relu. */
+static void sort_by_std_puts_a_blank_after_every_value(void **state) {
     (void)state;
     lp_tree t;
-    events(&t);
-    check(&t, NULL, "render_events.txt");
+    fx_stats(&t);
+    lp_render_opts ro;
+    lp_render_opts_init(&ro);
+    statistics_sorted_by_mean(&ro);
+    ro.sort = "std";
+    int rc;
+    char *text = render(&t, &ro, &rc);
+    assert_int_equal(rc, LP_OK);
+    const char *relu = strstr(text, "relu"), *head = strstr(text, "head");
+    const char *conv = strstr(text, "conv");
+    assert_true(relu && head && conv && relu < conv && conv < head);
+    free(text);
     lp_tree_free(&t);
 }
 
-static void op_rows_are_hidden_when_not_asked_for(void **state) {
+/* 0 calls is for a watched module that could have run: a container (no forward) and an unselected
+ * module stay blank. */
+static void only_a_selected_module_that_never_ran_shows_0_calls(void **state) {
     (void)state;
     lp_tree t;
-    events(&t);
+    lp_tree_init(&t);
+    t.iterations = 1;
+    int32_t root = add(&t, "", "Net");
+    int32_t blocks = add(&t, "blocks", "ModuleList");
+    int32_t b0 = add(&t, "blocks.0", "Linear");
+    add(&t, "idle", "Dropout");
+    int32_t off = add(&t, "off", "ReLU");
+    t.nodes[blocks].container = 1;
+    t.nodes[off].selected = 0;
+    ran(&t, root, 1, 3000, 2000);
+    ran(&t, b0, 1, 1000, 1000);
     lp_render_opts ro;
     lp_render_opts_init(&ro);
-    ro.show_ops = 0;
-    check(&t, &ro, "render_events_hidden.txt");
-    lp_tree_free(&t);
-}
-
-static void sort_orders_op_rows_too_and_keeps_self_last(void **state) {
-    (void)state;
-    lp_tree t;
-    events(&t);
-    lp_render_opts ro;
-    lp_render_opts_init(&ro);
-    ro.sort = "self_cpu";
-    check(&t, &ro, "render_events_sort_self_cpu.txt");
-    lp_tree_free(&t);
-}
-
-static void depth_folds_deeper_modules_self_time_into_the_printed_ancestor(void **state) {
-    (void)state;
-    lp_tree t;
-    alexnet(&t);
-    lp_render_opts ro;
-    lp_render_opts_init(&ro);
-    ro.depth = 1;
-    check(&t, &ro, "render_depth1.txt");
-    lp_tree_free(&t);
-}
-
-static void depth_zero_prints_only_the_root_holding_all_self_time(void **state) {
-    (void)state;
-    lp_tree t;
-    alexnet(&t);
-    const char *const columns[] = {"self_cpu", "cpu_total"};
-    lp_render_opts ro;
-    lp_render_opts_init(&ro);
-    ro.depth = 0;
-    ro.columns = columns;
-    ro.n_columns = 2;
-    check(&t, &ro, "render_depth0.txt");
-    lp_tree_free(&t);
-}
-
-static void sort_orders_siblings_by_the_column_descending(void **state) {
-    (void)state;
-    lp_tree t;
-    alexnet(&t);
-    lp_render_opts ro;
-    lp_render_opts_init(&ro);
-    ro.sort = "cpu_total";
-    check(&t, &ro, "render_sort_cpu_total.txt");
-    lp_tree_free(&t);
-}
-
-static void top_lists_the_hottest_modules_then_the_notes(void **state) {
-    (void)state;
-    lp_tree t;
-    alexnet(&t);
-    const char *const columns[] = {"self_cpu", "cpu_total", "calls"};
-    const char *const notes[] = {"mode: hooks (TorchScript optimizer off)"};
-    lp_render_opts ro;
-    lp_render_opts_init(&ro);
-    ro.columns = columns;
-    ro.n_columns = 3;
-    ro.top = 4;
-    ro.notes = notes;
-    ro.n_notes = 1;
-    check(&t, &ro, "render_top4.txt");
-    lp_tree_free(&t);
-}
-
-static void columns_are_printed_in_the_order_asked(void **state) {
-    (void)state;
-    lp_tree t;
-    alexnet(&t);
-    const char *const columns[] = {"calls", "net_cpu_mem", "self_cpu"};
-    lp_render_opts ro;
-    lp_render_opts_init(&ro);
-    ro.columns = columns;
-    ro.n_columns = 3;
-    check(&t, &ro, "render_columns.txt");
-    lp_tree_free(&t);
-}
-
-static void units_ms_prints_every_time_in_milliseconds(void **state) {
-    (void)state;
-    lp_tree t;
-    alexnet(&t);
-    const char *const columns[] = {"self_cpu", "cpu_total"};
-    lp_render_opts ro;
-    lp_render_opts_init(&ro);
-    ro.columns = columns;
-    ro.n_columns = 2;
-    ro.units = LP_UNITS_MS;
-    check(&t, &ro, "render_units_ms.txt");
-    lp_tree_free(&t);
-}
-
-static void a_column_the_profile_lacks_is_blank_with_a_note(void **state) {
-    (void)state;
-    lp_tree t;
-    branches(&t);
-    const char *const columns[] = {"self_cpu", "cuda_mem"};
-    lp_render_opts ro;
-    lp_render_opts_init(&ro);
-    ro.columns = columns;
-    ro.n_columns = 2;
-    check(&t, &ro, "render_missing_column.txt");
+    times_and_calls_only(&ro);
+    int rc;
+    char *text = render(&t, &ro, &rc);
+    assert_int_equal(rc, LP_OK);
+    assert_non_null(strstr(text, "\n├── blocks |                |           |\n"));
+    assert_non_null(strstr(text, "\n├── idle   |                |           | 0\n"));
+    assert_non_null(strstr(text, "\n└── off    |                |           |\n"));
+    free(text);
     lp_tree_free(&t);
 }
 
@@ -425,38 +395,6 @@ static void bad_depth_and_top_are_invalid(void **state) {
     lp_render_opts_init(&ro);
     ro.top = -1;
     assert_int_equal(lp_render_check_opts(&ro), LP_ERR_INVALID);
-}
-
-static void closest_suggests_typos_but_not_unrelated_words(void **state) {
-    (void)state;
-    const char *const ids[] = {"self_cpu", "cpu_total", "calls"};
-    assert_string_equal(lp_closest("cpu_totl", ids, 3), "cpu_total");
-    assert_string_equal(lp_closest("CALLS", ids, 3), "calls");
-    assert_string_equal(lp_closest("self-cpu", ids, 3), "self_cpu");
-    assert_null(lp_closest("time", ids, 3));
-    assert_null(lp_closest("x", ids, 0));
-    assert_int_equal(lp_edit_distance("kitten", "sitting"), 3);
-    assert_int_equal(lp_edit_distance("", "abc"), 3);
-}
-
-static void default_columns_follow_what_the_tree_recorded(void **state) {
-    (void)state;
-    lp_tree t;
-    lp_tree_init(&t);
-    const lp_column *cols[LP_MAX_COLUMNS];
-    size_t n;
-    assert_int_equal(lp_columns_select(&t, NULL, 0, cols, &n), LP_OK);
-    assert_int_equal(n, 3);
-    assert_string_equal(cols[0]->id, "self_cpu");
-    assert_string_equal(cols[1]->id, "cpu_total");
-    assert_string_equal(cols[2]->id, "calls");
-    t.has_memory[LP_DEV_CUDA] = 1;
-    assert_int_equal(lp_columns_select(&t, NULL, 0, cols, &n), LP_OK);
-    assert_int_equal(n, 6);
-    assert_string_equal(cols[2]->id, "self_cuda_mem");
-    assert_string_equal(cols[4]->id, "peak_cuda_mem");
-    assert_string_equal(cols[5]->id, "calls");
-    lp_tree_free(&t);
 }
 
 /* Scale ---------------------------------------------------------------------------------------- */
@@ -519,30 +457,16 @@ static void a_very_deep_chain_renders_without_recursion(void **state) {
 }
 
 int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(alexnet_renders_torchprofs_table_with_filled_parent_rows),
-        cmocka_unit_test(bars_are_drawn_only_for_ancestors_with_later_siblings),
-        cmocka_unit_test(ascii_glyphs_replace_box_drawing),
-        cmocka_unit_test(a_module_that_never_ran_has_blank_cells),
-        cmocka_unit_test(unselected_modules_have_blank_cells_even_with_figures),
-        cmocka_unit_test(op_rows_nest_under_their_module_with_a_self_remainder),
-        cmocka_unit_test(op_rows_are_hidden_when_not_asked_for),
-        cmocka_unit_test(sort_orders_op_rows_too_and_keeps_self_last),
-        cmocka_unit_test(depth_folds_deeper_modules_self_time_into_the_printed_ancestor),
-        cmocka_unit_test(depth_zero_prints_only_the_root_holding_all_self_time),
-        cmocka_unit_test(sort_orders_siblings_by_the_column_descending),
-        cmocka_unit_test(top_lists_the_hottest_modules_then_the_notes),
-        cmocka_unit_test(columns_are_printed_in_the_order_asked),
-        cmocka_unit_test(units_ms_prints_every_time_in_milliseconds),
-        cmocka_unit_test(a_column_the_profile_lacks_is_blank_with_a_note),
+    const struct CMUnitTest others[] = {
+        cmocka_unit_test(sort_by_std_puts_a_blank_after_every_value),
+        cmocka_unit_test(only_a_selected_module_that_never_ran_shows_0_calls),
         cmocka_unit_test(an_unknown_column_fails_naming_the_closest_id),
         cmocka_unit_test(an_unknown_sort_key_fails_naming_the_closest_id),
         cmocka_unit_test(a_column_id_far_from_all_lists_every_id),
         cmocka_unit_test(bad_depth_and_top_are_invalid),
-        cmocka_unit_test(closest_suggests_typos_but_not_unrelated_words),
-        cmocka_unit_test(default_columns_follow_what_the_tree_recorded),
         cmocka_unit_test(ten_thousand_modules_render_quickly_and_add_up),
         cmocka_unit_test(a_very_deep_chain_renders_without_recursion),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return golden_cases_main("render_tree", lp_render_tree, cases, sizeof cases / sizeof cases[0],
+                             others, sizeof others / sizeof others[0]);
 }

@@ -399,6 +399,24 @@ static void a_long_shape_text_is_kept_whole(void **state) {
     lp_tree_free(&t);
 }
 
+/* The tree owns its op names and shape texts: freed collector, same table, read by ASan. */
+static void op_names_and_shapes_outlive_the_collector(void **state) {
+    (void)state;
+    const char *const paths[] = {"AlexNet,features,3", "AlexNet,classifier"};
+    run_opts o = {paths, 2, 1, 1, 1, 2};
+    result r;
+    run(&o, &r);
+    char *before = render(&r.tree, NULL);
+    lp_collector_free(r.c);
+    r.c = NULL;
+    char *after = render(&r.tree, NULL);
+    assert_string_equal(after, before);
+    assert_non_null(strstr(after, "aten::addmm [[4096], [1, 6912], [6912, 4096], [], []]"));
+    free(before);
+    free(after);
+    done(&r);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_parent_and_its_child_selected_together_count_once),
@@ -409,6 +427,7 @@ int main(void) {
         cmocka_unit_test(shapes_split_op_rows_and_are_described_once_per_key),
         cmocka_unit_test(without_shapes_an_op_is_one_row_whatever_its_inputs),
         cmocka_unit_test(a_long_shape_text_is_kept_whole),
+        cmocka_unit_test(op_names_and_shapes_outlive_the_collector),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,4 +1,5 @@
-/* test_format.c: the units of every cell, at the boundaries where PyTorch switches units. */
+/* test_units.c: the units of every cell, at the boundaries where PyTorch switches units, and the
+ * reports' dates. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,7 +9,6 @@
 #include <string.h>
 
 #include "base/units.h"
-#include "report/render.h"
 
 static const char *time_text(double ns, lp_units units) {
     static char buf[64];
@@ -99,6 +99,15 @@ static void negative_bytes_keep_their_sign(void **state) {
     assert_string_equal(bytes_text(-3890217), "-3.71 Mb");
 }
 
+static void export_dates_are_iso_8601_utc(void **state) {
+    (void)state;
+    char buf[32];
+    lp_format_date(0, buf, sizeof buf);
+    assert_string_equal(buf, "1970-01-01T00:00:00Z");
+    lp_format_date(1704164645, buf, sizeof buf);
+    assert_string_equal(buf, "2024-01-02T03:04:05Z");
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(time_below_a_millisecond_prints_microseconds),
@@ -111,6 +120,7 @@ int main(void) {
         cmocka_unit_test(bytes_that_round_to_a_kilobyte_print_kilobytes),
         cmocka_unit_test(bytes_use_binary_multiples),
         cmocka_unit_test(negative_bytes_keep_their_sign),
+        cmocka_unit_test(export_dates_are_iso_8601_utc),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,4 +1,4 @@
-/* test_export_trace.c: the collector's timeline and the Chrome trace written from it, from
+/* test_render_trace.c: the collector's timeline and the Chrome trace written from it, from
  * synthetic events with hand-picked timestamps: the exact trace (golden), spans nesting per thread,
  * module spans adding up to the tree's totals, recording only while tracing is on, and the cap. */
 #define _POSIX_C_SOURCE 200809L

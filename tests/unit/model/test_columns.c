@@ -1,0 +1,147 @@
+/* test_columns.c: the column table: values and formats of the per-call statistics and % Total,
+ * blanks, and the default set for what a tree recorded. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <math.h>
+#include <string.h>
+
+#include "model/columns.h"
+#include "model/tree.h"
+#include "tree_fixtures.h"
+
+static const lp_column *col(const char *id) {
+    const lp_column *c = lp_column_find(id);
+    if (!c) fail_msg("no column '%s'", id);
+    return c;
+}
+
+/* The value a column's getter gives, or NAN for a blank cell. */
+static double value(const char *id, const lp_figures *fig) {
+    double v = -1.0;
+    int has = col(id)->get(fig, 2.0, &v);
+    assert_true(has || v == 0.0); /* a blank leaves 0, never a stale value */
+    return has ? v : NAN;
+}
+
+static void stat_columns_show_per_call_values_independent_of_iterations(void **state) {
+    (void)state;
+    static const uint64_t xs[] = {10, 20, 30, 40};
+    lp_figures f;
+    memset(&f, 0, sizeof f);
+    f.calls = 4;
+    f.total_ns = 100;
+    f.time = tf_welford_of(xs, 4);
+    f.share_base_ns = 202;
+    assert_true(value("mean", &f) == 25.0);
+    assert_true(value("min", &f) == 10.0);
+    assert_true(value("max", &f) == 40.0);
+    assert_true(value("std", &f) == sqrt(500.0 / 3.0));
+    assert_true(value("share", &f) == 100.0 * 100.0 / 202.0);
+
+    char buf[64];
+    col("share")->fmt(value("share", &f), LP_UNITS_AUTO, buf, sizeof buf);
+    assert_string_equal(buf, "49.50%"); /* 49.504950... */
+    f.total_ns = 10001;
+    f.share_base_ns = 20200;
+    col("share")->fmt(value("share", &f), LP_UNITS_AUTO, buf, sizeof buf);
+    assert_string_equal(buf, "49.51%"); /* 49.509900... */
+    col("mean")->fmt(value("mean", &f), LP_UNITS_AUTO, buf, sizeof buf);
+    assert_string_equal(buf, "0.025us"); /* like every time column */
+    col("std")->fmt(value("std", &f), LP_UNITS_MS, buf, sizeof buf);
+    assert_string_equal(buf, "0.000ms");
+
+    for (size_t i = 0; i < 5; i++) {
+        static const char *const ids[] = {"mean", "min", "max", "std", "share"};
+        const lp_column *c = col(ids[i]);
+        assert_int_equal(c->group, LP_COLGRP_TIME);
+        assert_int_equal(c->needs, 0);
+        assert_int_equal(c->is_default, 0);
+    }
+}
+
+static void stat_columns_are_blank_without_calls_or_a_base(void **state) {
+    (void)state;
+    lp_figures f;
+    memset(&f, 0, sizeof f);
+    /* No calls: every statistic is blank, not 0. */
+    assert_true(isnan(value("mean", &f)));
+    assert_true(isnan(value("min", &f)));
+    assert_true(isnan(value("max", &f)));
+    assert_true(isnan(value("std", &f)));
+    assert_true(isnan(value("share", &f))); /* and no base either */
+
+    /* One call: mean, min and max are that call; a sample std needs two. */
+    lp_welford_add(&f.time, 700);
+    f.calls = 1;
+    f.total_ns = 700;
+    assert_true(value("mean", &f) == 700.0);
+    assert_true(value("min", &f) == 700.0);
+    assert_true(value("max", &f) == 700.0);
+    assert_true(isnan(value("std", &f)));
+    assert_true(isnan(value("share", &f))); /* shares never set */
+    f.share_base_ns = 1400;
+    assert_true(value("share", &f) == 50.0);
+
+    /* A base but no time (a module that never ran in a context that did): 0%, not blank. */
+    lp_figures idle;
+    memset(&idle, 0, sizeof idle);
+    idle.share_base_ns = 1400;
+    assert_true(value("share", &idle) == 0.0);
+}
+
+static void default_columns_leave_the_statistics_out(void **state) {
+    (void)state;
+    lp_tree t;
+    lp_tree_init(&t);
+    tf_node(&t, "", "Net", -1, LP_NODE_MODULE);
+    const lp_column *cols[LP_MAX_COLUMNS];
+    size_t n = 0;
+    assert_int_equal(lp_columns_select(&t, NULL, 0, cols, &n), LP_OK);
+    assert_int_equal(n, 3); /* self_cpu, cpu_total, calls */
+    for (size_t i = 0; i < n; i++)
+        assert_true(strcmp(cols[i]->id, "mean") && strcmp(cols[i]->id, "share"));
+    static const char *const ids[] = {"share", "mean", "std", "min", "max"};
+    assert_int_equal(lp_columns_select(&t, ids, 5, cols, &n), LP_OK);
+    assert_int_equal(n, 5);
+    assert_string_equal(cols[0]->header, "% Total");
+    assert_string_equal(cols[1]->header, "Mean");
+    assert_string_equal(cols[2]->header, "Std");
+    assert_string_equal(cols[3]->header, "Min");
+    assert_string_equal(cols[4]->header, "Max");
+    lp_tree_free(&t);
+}
+
+static void default_columns_follow_what_the_tree_recorded(void **state) {
+    (void)state;
+    lp_tree t;
+    lp_tree_init(&t);
+    const lp_column *cols[LP_MAX_COLUMNS];
+    size_t n;
+    assert_int_equal(lp_columns_select(&t, NULL, 0, cols, &n), LP_OK);
+    assert_int_equal(n, 3);
+    assert_string_equal(cols[0]->id, "self_cpu");
+    assert_string_equal(cols[1]->id, "cpu_total");
+    assert_string_equal(cols[2]->id, "calls");
+    t.has_memory[LP_DEV_CUDA] = 1;
+    assert_int_equal(lp_columns_select(&t, NULL, 0, cols, &n), LP_OK);
+    assert_int_equal(n, 6);
+    assert_string_equal(cols[2]->id, "self_cuda_mem");
+    assert_string_equal(cols[4]->id, "peak_cuda_mem");
+    assert_string_equal(cols[5]->id, "calls");
+    lp_tree_free(&t);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(stat_columns_show_per_call_values_independent_of_iterations),
+        cmocka_unit_test(stat_columns_are_blank_without_calls_or_a_base),
+        cmocka_unit_test(default_columns_leave_the_statistics_out),
+        cmocka_unit_test(default_columns_follow_what_the_tree_recorded),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

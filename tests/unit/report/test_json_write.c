@@ -1,0 +1,88 @@
+/* test_json_write.c: the JSON report of a hand-built tree, against its golden file, and what it
+ * holds: integers everywhere but the Welford terms. */
+#include "export_fixtures.h"
+#include "golden_cases.h"
+
+static char *json_of(const lp_tree *t, const json_t *run) {
+    FILE *f = fx_open();
+    assert_int_equal(lp_render_json(t, run, f), LP_OK);
+    return fx_close(f);
+}
+
+/* The JSON report with the fixed run object. */
+static int json_with_run(const lp_tree *t, const lp_render_opts *ro, FILE *out) {
+    (void)ro;
+    json_t *run = fx_run();
+    int rc = lp_render_json(t, run, out);
+    json_decref(run);
+    return rc;
+}
+
+static const golden_case cases[] = {
+    {"export_report.json", fx_small, NULL, NULL},
+};
+
+static void json_report_holds_integers_but_for_the_welford_terms(void **state) {
+    (void)state;
+    lp_tree t;
+    fx_small(&t);
+    char *text = json_of(&t, NULL);
+    json_error_t err;
+    json_t *doc = json_loads(text, 0, &err);
+    assert_non_null(doc);
+    /* Walk every value: the only reals are a "time" object's mean_ns and m2 (doubles in the tree,
+     * written with enough digits to read back exactly). */
+    struct {
+        json_t *v;
+        const char *key;
+    } stack[256];
+    size_t sp = 0;
+    stack[sp].v = doc;
+    stack[sp++].key = "";
+    size_t reals = 0, welford_reals = 0, ints = 0;
+    while (sp) {
+        sp--;
+        json_t *v = stack[sp].v;
+        const char *key = stack[sp].key;
+        if (json_is_real(v)) {
+            reals++;
+            welford_reals += strcmp(key, "mean_ns") == 0 || strcmp(key, "m2") == 0;
+        }
+        if (json_is_integer(v)) ints++;
+        const char *k;
+        json_t *c;
+        size_t i;
+        if (json_is_object(v)) json_object_foreach(v, k, c) if (sp < 256) {
+                stack[sp].v = c;
+                stack[sp++].key = k;
+            }
+        if (json_is_array(v)) json_array_foreach(v, i, c) if (sp < 256) {
+                stack[sp].v = c;
+                stack[sp++].key = "";
+            }
+    }
+    assert_int_equal(reals, welford_reals);
+    /* mean_ns and m2 of every module (7, the one that never ran too: 0.0) and op row (3). */
+    assert_int_equal(reals, 2 * (7 + 3));
+    assert_true(ints > 50);
+    json_t *mods = json_object_get(doc, "modules");
+    assert_int_equal(json_array_size(mods), t.n_nodes);
+    json_t *f0 = json_array_get(mods, 2);
+    assert_string_equal(json_string_value(json_object_get(f0, "path")), "features.0");
+    assert_int_equal(json_integer_value(json_object_get(f0, "total_ns")), 1000000);
+    json_t *conv = json_array_get(json_object_get(f0, "ops"), 0);
+    assert_string_equal(json_string_value(json_object_get(conv, "shapes")),
+                        "[1, 3, 8, 8], [4, 3, 3, 3]");
+    assert_int_equal(json_array_size(json_object_get(conv, "ops")), 1);
+    json_decref(doc);
+    free(text);
+    lp_tree_free(&t);
+}
+
+int main(void) {
+    const struct CMUnitTest others[] = {
+        cmocka_unit_test(json_report_holds_integers_but_for_the_welford_terms),
+    };
+    return golden_cases_main("json_write", json_with_run, cases, sizeof cases / sizeof cases[0],
+                             others, sizeof others / sizeof others[0]);
+}
