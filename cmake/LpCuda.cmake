@@ -2,7 +2,7 @@
 # kernel time per module, and NVTX ranges. They need the CUDA Toolkit's headers and no libtorch:
 # libcupti is opened at run time (preferring the copy libtorch already loaded, since a process has
 # one CUPTI), so nothing here adds a link dependency. Included from the top CMakeLists.txt after
-# lp_core is defined. Says what it found, or what is missing, in one line.
+# lp_core_obj is defined. Says what it found, or what is missing, in one line.
 set(LP_HAVE_CUPTI OFF)
 set(LP_HAVE_NVTX OFF)
 find_package(CUDAToolkit QUIET)
@@ -22,18 +22,18 @@ if(CUDAToolkit_FOUND)
   endif()
   if(LP_CUPTI_INCLUDE_DIR)
     set(LP_HAVE_CUPTI ON)
-    target_include_directories(lp_core SYSTEM PRIVATE ${LP_CUPTI_INCLUDE_DIR}
+    target_include_directories(lp_core_obj SYSTEM PRIVATE ${LP_CUPTI_INCLUDE_DIR}
                                                       ${CUDAToolkit_INCLUDE_DIRS})
-    target_compile_definitions(lp_core PRIVATE LP_HAVE_CUPTI=1
+    target_compile_definitions(lp_core_obj PRIVATE LP_HAVE_CUPTI=1
                                                LP_CUPTI_LIBRARY="${_lp_cupti_lib}")
   endif()
   if(LP_NVTX_INCLUDE_DIR)
     set(LP_HAVE_NVTX ON)
-    target_include_directories(lp_core SYSTEM PRIVATE ${LP_NVTX_INCLUDE_DIR})
-    target_compile_definitions(lp_core PRIVATE LP_HAVE_NVTX=1)
+    target_include_directories(lp_core_obj SYSTEM PRIVATE ${LP_NVTX_INCLUDE_DIR})
+    target_compile_definitions(lp_core_obj PRIVATE LP_HAVE_NVTX=1)
   endif()
   # Both open their libraries with dlopen.
-  target_link_libraries(lp_core PUBLIC ${CMAKE_DL_LIBS})
+  target_link_libraries(lp_core_obj PUBLIC ${CMAKE_DL_LIBS})
 endif()
 
 if(LP_HAVE_CUPTI AND LP_HAVE_NVTX)

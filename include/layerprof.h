@@ -28,6 +28,13 @@
 extern "C" {
 #endif
 
+/* Marks what liblayerprof.so exports; everything else in the library is hidden. */
+#if defined(__GNUC__)
+#define LP_API __attribute__((visibility("default")))
+#else
+#define LP_API
+#endif
+
 #define LP_VERSION_MAJOR 0
 #define LP_VERSION_MINOR 1
 #define LP_VERSION_PATCH 0
@@ -50,16 +57,16 @@ typedef enum lp_status {
 } lp_status;
 
 /* The message of the last failed call on this thread ("" if none). Borrowed, thread-local. */
-const char *lp_error_last(void);
+LP_API const char *lp_error_last(void);
 
 /* A short name for a status code ("invalid argument"). Static storage. */
-const char *lp_status_name(int status);
+LP_API const char *lp_status_name(int status);
 
 /* The library version string, e.g. "0.1.0". Static storage. */
-const char *lp_version(void);
+LP_API const char *lp_version(void);
 
 /* The libtorch version the library was built against, e.g. "1.13" or "2.15". Static storage. */
-const char *lp_torch_version(void);
+LP_API const char *lp_torch_version(void);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Inputs                                                                                      */
@@ -101,20 +108,20 @@ typedef struct lp_input_spec {
 
 /* Parses "SHAPE[:DTYPE][:FILL]", e.g. "1x3x224x224", "1x32:int64:0..1000", "2x8:float16:zeros".
  * FILL is random (default), zeros, ones, or a range LO..HI for random values. */
-int lp_input_spec_parse(const char *text, lp_input_spec *out);
+LP_API int lp_input_spec_parse(const char *text, lp_input_spec *out);
 
 /* Parses "FILE:SHAPE[:DTYPE]" (raw little-endian data). FILE may itself contain ':'. */
-int lp_input_file_spec_parse(const char *text, lp_input_spec *out);
+LP_API int lp_input_file_spec_parse(const char *text, lp_input_spec *out);
 
 /* Writes the spec back in the syntax lp_input_spec_parse reads (files as "FILE:SHAPE:DTYPE").
  * Returns the length it needed (like snprintf). */
-int lp_input_spec_format(const lp_input_spec *spec, char *buf, size_t size);
+LP_API int lp_input_spec_format(const lp_input_spec *spec, char *buf, size_t size);
 
 /* Bytes the tensor needs (0 for an invalid spec). Saturates at INT64_MAX instead of overflowing. */
-int64_t lp_input_spec_bytes(const lp_input_spec *spec);
+LP_API int64_t lp_input_spec_bytes(const lp_input_spec *spec);
 
 /* "float32", "int64", ... Static storage. */
-const char *lp_dtype_name(lp_dtype dtype);
+LP_API const char *lp_dtype_name(lp_dtype dtype);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Options                                                                                     */
@@ -138,15 +145,15 @@ typedef enum lp_format {
 
 /* The format's name: "tree", "json", "csv", "markdown", "trace", "html"; NULL when unknown.
  * Static storage. The YAML config and --format spell them the same way. */
-const char *lp_format_name(lp_format format);
+LP_API const char *lp_format_name(lp_format format);
 
 /* Parses a format name (lp_format_name's, or the aliases "md" and "chrome"). LP_ERR_INVALID names
  * the valid ones. */
-int lp_format_parse(const char *name, lp_format *out);
+LP_API int lp_format_parse(const char *name, lp_format *out);
 
 /* The format a file name implies: *.trace.json and *.trace for trace, *.json, *.csv, *.md and
  * *.markdown, *.html and *.htm; LP_ERR_NOT_FOUND for anything else (the caller picks a default). */
-int lp_format_from_path(const char *path, lp_format *out);
+LP_API int lp_format_from_path(const char *path, lp_format *out);
 
 /* How CUDA kernel time per module is measured on a CUDA device (docs/cuda.md). */
 typedef enum lp_cuda_timing {
@@ -180,10 +187,10 @@ typedef struct lp_schedule {
 
 /* Parses "wait=1,warmup=1,active=3,repeat=2" (keys in any order, each at most once; missing keys
  * are 0; active must be at least 1). */
-int lp_schedule_parse(const char *text, lp_schedule *out);
+LP_API int lp_schedule_parse(const char *text, lp_schedule *out);
 
 /* Writes "wait=W,warmup=N,active=A,repeat=R", like snprintf: returns the length needed. */
-int lp_schedule_format(const lp_schedule *schedule, char *buf, size_t size);
+LP_API int lp_schedule_format(const lp_schedule *schedule, char *buf, size_t size);
 
 typedef struct lp_session lp_session;
 
@@ -255,27 +262,27 @@ typedef struct lp_options {
 } lp_options;
 
 /* Fills `opts` with the defaults. */
-void lp_options_init(lp_options *opts);
+LP_API void lp_options_init(lp_options *opts);
 
 /* Checks the values for range and consistency, with a message naming the bad field. */
-int lp_options_validate(const lp_options *opts);
+LP_API int lp_options_validate(const lp_options *opts);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Sessions                                                                                    */
 
 /* Loads the model and prepares the inputs. The session copies everything it keeps from `opts`.
  * On success *out must be released with lp_session_close. */
-int lp_session_open(lp_session **out, const lp_options *opts);
+LP_API int lp_session_open(lp_session **out, const lp_options *opts);
 
 /* Runs the warm-up forwards, then the profiled iterations, aggregating into the module tree.
  * Calling it again adds more iterations to the same tree. */
-int lp_session_run(lp_session *session);
+LP_API int lp_session_run(lp_session *session);
 
 /* Renders the report in the given format to `out`, using the session's display options. */
-int lp_session_render(lp_session *session, lp_format format, FILE *out);
+LP_API int lp_session_render(lp_session *session, lp_format format, FILE *out);
 
 /* Writes every output of the options (or the tree to stdout when there is none). */
-int lp_session_write_outputs(lp_session *session);
+LP_API int lp_session_write_outputs(lp_session *session);
 
 /* Runs one forward on the session's inputs and copies its output's bytes (a tensor, or the
  * tensors of a tuple or list in order, each contiguous, on the CPU) into a buffer: for checking
@@ -283,10 +290,10 @@ int lp_session_write_outputs(lp_session *session);
  * 1 runs it as one more profiled iteration of lp_session_run (added to the tree), with everything
  * the options record. On success *bytes (never NULL, even when *size is 0) belongs to the caller:
  * release it with free(). */
-int lp_session_forward_output(lp_session *session, int profiled, void **bytes, size_t *size);
+LP_API int lp_session_forward_output(lp_session *session, int profiled, void **bytes, size_t *size);
 
 /* Releases the session and everything borrowed from it. NULL is allowed. */
-void lp_session_close(lp_session *session);
+LP_API void lp_session_close(lp_session *session);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Regions, contexts and steps: profiling a program's own loop (docs/regions.md)               */
@@ -296,36 +303,36 @@ void lp_session_close(lp_session *session);
  * iteration: lp_session_step does. Unprofiled when the session or the region's context is
  * disabled, or the schedule is waiting. `output` NULL discards the output; otherwise *output
  * receives its bytes as lp_session_forward_output gives them (release with free()). */
-int lp_session_forward(lp_session *session, void **output, size_t *output_size);
+LP_API int lp_session_forward(lp_session *session, void **output, size_t *output_size);
 
 /* Copies plain data into input `index` (0-based, in the order of lp_options.inputs): `bytes` must
  * be exactly the input's size in its dtype, row-major. For feeding the program's own data. */
-int lp_session_set_input(lp_session *session, size_t index, const void *data, size_t bytes);
+LP_API int lp_session_set_input(lp_session *session, size_t index, const void *data, size_t bytes);
 
 /* Opens region `name` on the calling thread, inside the innermost open region, or at the top of
  * context "main" when none is open. Regions nest; each (parent, name) is one node of the tree.
  * Cheap: no allocation once the region was seen, no lock, no string built. */
-int lp_region_begin(lp_session *session, const char *name);
+LP_API int lp_region_begin(lp_session *session, const char *name);
 
 /* The same, in `context` (torchtimer's create_context): a top-level group of regions. Inside an
  * open region it must name that region's context. */
-int lp_region_begin_in(lp_session *session, const char *context, const char *name);
+LP_API int lp_region_begin_in(lp_session *session, const char *context, const char *name);
 
 /* Closes the innermost region open on the calling thread, which must be `name` (NULL: whichever
  * it is). LP_ERR_STATE, with a message naming both, when none is open or the names differ. */
-int lp_region_end(lp_session *session, const char *name);
+LP_API int lp_region_end(lp_session *session, const char *name);
 
 /* Marks the end of one iteration of the program's loop: counts it, and moves the schedule on
  * (which may complete a cycle). lp_session_run counts its own forwards: do not mix the two. */
-int lp_session_step(lp_session *session);
+LP_API int lp_session_step(lp_session *session);
 
 /* Turns recording on or off (torchtimer's enable/disable). Off, regions cost a push and a pop
  * and forwards run unprofiled. Regions already open keep their state until they end. */
-int lp_session_enable(lp_session *session, int enabled);
+LP_API int lp_session_enable(lp_session *session, int enabled);
 
 /* The same for one context (torchtimer's enable_context/disable_context); the context need not
  * exist yet. */
-int lp_context_enable(lp_session *session, const char *context, int enabled);
+LP_API int lp_context_enable(lp_session *session, const char *context, int enabled);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Reading the report                                                                          */
@@ -395,17 +402,17 @@ typedef struct lp_node_info {
 
 /* The number of nodes in the module tree (named_modules() order, root first). Like every getter
  * here, it first merges what was recorded since the last read. */
-int lp_session_node_count(const lp_session *session, size_t *out);
+LP_API int lp_session_node_count(const lp_session *session, size_t *out);
 
 /* Fills `out` for node `index`; its strings stay valid until lp_session_close. */
-int lp_session_node(const lp_session *session, size_t index, lp_node_info *out);
+LP_API int lp_session_node(const lp_session *session, size_t index, lp_node_info *out);
 
 /* Finds a node by dotted path (`path` is borrowed for the call). *out receives its index, valid
  * until more is recorded (see "Lifetimes" above). */
-int lp_session_find(const lp_session *session, const char *path, size_t *out);
+LP_API int lp_session_find(const lp_session *session, const char *path, size_t *out);
 
 /* 1 when the model has no submodule frames to hook (frozen / optimize_for_inference). */
-int lp_session_is_frozen(const lp_session *session);
+LP_API int lp_session_is_frozen(const lp_session *session);
 
 /* One op row of the finished tree (options.events): an op directly under a module, or under the
  * op that called it. Rows with the same (module, parent op, name, shapes) are one row; op calls
@@ -436,10 +443,10 @@ typedef struct lp_op_info {
 
 /* The number of op rows (0 without options.events). A parent op row has a lower index than its
  * children. */
-int lp_session_op_count(const lp_session *session, size_t *out);
+LP_API int lp_session_op_count(const lp_session *session, size_t *out);
 
 /* Fills `out` for op row `index`; its strings stay valid until lp_session_close. */
-int lp_session_op(const lp_session *session, size_t index, lp_op_info *out);
+LP_API int lp_session_op(const lp_session *session, size_t index, lp_op_info *out);
 
 /* What a run did, beyond the tree. */
 typedef struct lp_run_info {
@@ -451,7 +458,7 @@ typedef struct lp_run_info {
     uint64_t graph_sites_hit;      /* graph mode: op sites served from the cache */
 } lp_run_info;
 
-int lp_session_run_info(const lp_session *session, lp_run_info *out);
+LP_API int lp_session_run_info(const lp_session *session, lp_run_info *out);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Reports read back from JSON files (LP_FORMAT_JSON), and compared                           */
@@ -462,10 +469,10 @@ typedef struct lp_report lp_report;
 /* Reads a JSON report. On success *out belongs to the caller: free it with lp_report_free.
  * LP_ERR_IO when the file cannot be read, LP_ERR_INVALID when it is not a layerprof JSON report
  * (or has a schema_version this layerprof does not know); the message names the field. */
-int lp_report_load(lp_report **out, const char *path);
+LP_API int lp_report_load(lp_report **out, const char *path);
 
 /* Releases the report and everything borrowed from it. NULL is allowed. */
-void lp_report_free(lp_report *report);
+LP_API void lp_report_free(lp_report *report);
 
 /* The run a report describes. Strings are borrowed from the report ("" when the file lacks one)
  * and valid until lp_report_free. */
@@ -475,24 +482,25 @@ typedef struct lp_report_meta {
     uint64_t iterations; /* every raw_* sum is over these */
 } lp_report_meta;
 
-int lp_report_get_meta(const lp_report *report, lp_report_meta *out);
+LP_API int lp_report_get_meta(const lp_report *report, lp_report_meta *out);
 
 /* The module tree, as lp_session_node_count / lp_session_node / lp_session_find do. A report never
  * changes: indices and strings are valid until lp_report_free. */
-int lp_report_node_count(const lp_report *report, size_t *out);
-int lp_report_node(const lp_report *report, size_t index, lp_node_info *out);
-int lp_report_find(const lp_report *report, const char *path, size_t *out);
+LP_API int lp_report_node_count(const lp_report *report, size_t *out);
+LP_API int lp_report_node(const lp_report *report, size_t index, lp_node_info *out);
+LP_API int lp_report_find(const lp_report *report, const char *path, size_t *out);
 
 /* Renders the report in `format` with default display options. LP_FORMAT_JSON writes back the
  * exact bytes layerprof wrote. LP_ERR_UNSUPPORTED for LP_FORMAT_TRACE: files hold no timeline. */
-int lp_report_render(const lp_report *report, lp_format format, FILE *out);
+LP_API int lp_report_render(const lp_report *report, lp_format format, FILE *out);
 
 #define LP_DIFF_COLOR 1u /* ANSI colours: red slower, green faster (the caller checks the tty) */
 
 /* Prints `after`'s module tree with each module's self and total time per iteration, `before`'s,
  * and the change (absolute and %), matching modules by path; modules only in one report are
  * marked added or removed. */
-int lp_report_diff(const lp_report *before, const lp_report *after, unsigned flags, FILE *out);
+LP_API int lp_report_diff(const lp_report *before, const lp_report *after, unsigned flags,
+                          FILE *out);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Configuration files                                                                         */
@@ -506,24 +514,25 @@ typedef struct lp_config lp_config;
  * Fails with LP_ERR_IO when the file cannot be read and LP_ERR_INVALID when its content is wrong.
  * Unlike other errors, lp_error_last() may then hold three lines: "FILE:LINE:COLUMN: message"
  * (1-based), the offending line indented by two spaces, and a caret under the column. */
-int lp_config_load(lp_config **out, const char *path);
+LP_API int lp_config_load(lp_config **out, const char *path);
 
 /* The same for a NUL-terminated string; `name_for_errors` (NULL: "<string>") starts messages. */
-int lp_config_parse_string(lp_config **out, const char *yaml_text, const char *name_for_errors);
+LP_API int lp_config_parse_string(lp_config **out, const char *yaml_text,
+                                  const char *name_for_errors);
 
 /* The options the configuration describes. Borrowed: the struct and everything it points to live
  * until lp_config_free(cfg). To override some fields (CLI flags), copy the struct and assign. */
-const lp_options *lp_config_options(const lp_config *cfg);
+LP_API const lp_options *lp_config_options(const lp_config *cfg);
 
 /* Releases the configuration and the options borrowed from it. NULL is allowed. */
-void lp_config_free(lp_config *cfg);
+LP_API void lp_config_free(lp_config *cfg);
 
 /* Writes `opts` to `out` as a configuration file listing every key, defaults included, which
  * lp_config_parse_string reads back into identical options (the CLI's --print-config). Options
  * the parser would reject (an empty string, iterations 0, ...) are written as they are. Fails with
  * LP_ERR_INVALID, before writing anything, for what YAML cannot carry (an enum value out of range,
  * a count with a NULL array, a string that is not UTF-8) and with LP_ERR_IO when writing fails. */
-int lp_options_write_yaml(const lp_options *opts, FILE *out);
+LP_API int lp_options_write_yaml(const lp_options *opts, FILE *out);
 
 #ifdef __cplusplus
 }

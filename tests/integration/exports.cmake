@@ -6,7 +6,7 @@
 add_executable(test_exports ${CMAKE_CURRENT_LIST_DIR}/test_exports.c)
 target_compile_options(test_exports PRIVATE ${LP_WARNINGS})
 target_compile_definitions(test_exports PRIVATE LP_MODELS_DIR="${LP_MODELS_DIR}")
-target_link_libraries(test_exports PRIVATE liblayerprof PkgConfig::CMOCKA PkgConfig::JANSSON)
+target_link_libraries(test_exports PRIVATE liblayerprof PkgConfig::CMOCKA PkgConfig::JANSSON m)
 if(TARGET models)
   add_dependencies(test_exports models)
 endif()

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# run_install_test.sh BUILD SOURCE MODEL: installs BUILD into a temporary prefix, then builds
+# examples/profile_model.c as an outside project twice, with find_package(layerprof) and with
+# pkg-config, and runs both on MODEL. Neither build sees the source tree's include/ or src/.
+set -euo pipefail
+build=$(cd "$1" && pwd) src=$(cd "$2" && pwd) model=$3
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+prefix=$work/prefix
+
+cmake --install "$build" --prefix "$prefix" > "$work/install.log" ||
+    { cat "$work/install.log"; exit 1; }
+pc=$(find "$prefix" -name layerprof.pc) # lib/ or lib/<multiarch>/, as GNUInstallDirs decides
+libdir=$(dirname "$(dirname "$pc")")
+for f in "$prefix/include/layerprof.h" "$prefix/bin/layerprof" "$pc" \
+         "$libdir/cmake/layerprof/layerprofConfig.cmake" "$libdir/cmake/layerprof/layerprofTargets.cmake"; do
+    [ -e "$f" ] || { echo "not installed: $f"; find "$prefix"; exit 1; }
+done
+soname=$(readelf -d "$libdir/liblayerprof.so" | sed -n 's/.*Library soname: \[\(.*\)\]/\1/p')
+[ -e "$libdir/$soname" ] || { echo "SONAME $soname is not installed"; exit 1; }
+# The installed library must not find anything through the build tree.
+if readelf -d "$libdir/$soname" | grep -E 'R(UN)?PATH' | grep -q "$build"; then
+    echo "the installed library's RUNPATH names the build tree"; exit 1
+fi
+
+echo "== find_package(layerprof)"
+cmake -S "$src/tests/install/consumer" -B "$work/cmake-build" -DCMAKE_PREFIX_PATH="$prefix" \
+      -DLP_EXAMPLE="$src/examples/profile_model.c" > "$work/configure.log" ||
+    { cat "$work/configure.log"; exit 1; }
+cmake --build "$work/cmake-build" > "$work/build.log" || { cat "$work/build.log"; exit 1; }
+"$work/cmake-build/profile_model" "$model" > "$work/out1.txt"
+
+echo "== pkg-config layerprof"
+flags=$(PKG_CONFIG_PATH="$libdir/pkgconfig" pkg-config --cflags --libs layerprof)
+cc -std=c11 -Wall -Wextra -Werror "$src/examples/profile_model.c" $flags -o "$work/profile_model_pc"
+# pkg-config does not set a RUNPATH: the program finds liblayerprof through the loader's path,
+# and liblayerprof finds its libtorch through its own RUNPATH.
+LD_LIBRARY_PATH="$libdir" "$work/profile_model_pc" "$model" > "$work/out2.txt"
+
+echo "== the installed CLI"
+"$prefix/bin/layerprof" "$model" --iterations 2 --warmup 1 > "$work/out3.txt"
+
+for out in out1 out2 out3; do
+    grep -q '^├── \|^└── ' "$work/$out.txt" ||
+        { echo "$out: no module tree:"; cat "$work/$out.txt"; exit 1; }
+done
+echo "run_install_test: ok (prefix $prefix, $soname)"
