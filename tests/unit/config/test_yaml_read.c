@@ -62,8 +62,9 @@ static void unknown_dtype_suggests_a_dtype(void **state) {
 
 static void unknown_device_suggests_cuda_for_gpu(void **state) {
     (void)state;
-    const char *msg = expect_file_error("err_unknown_device.yaml", LP_ERR_INVALID, "2:11",
-                                        "unknown device 'gpu'; did you mean 'cuda'?");
+    const char *msg =
+        expect_file_error("err_unknown_device.yaml", LP_ERR_INVALID, "2:11",
+                          "'device' must be cpu, cuda or cuda:N, got 'gpu'; did you mean 'cuda'?");
     check_excerpt(msg, "device:   gpu", 11);
 }
 
@@ -104,13 +105,14 @@ static void other_errors_are_positioned(void **state) {
     static const struct {
         const char *yaml, *pos, *needle;
     } cases[] = {
-        {"mode: fast", "1:7", "unknown mode 'fast' (expected hooks or graph)"},
-        {"display: {units: sec}", "1:18", "unknown units 'sec'"},
-        {"outputs: [{format: xml}]", "1:20", "unknown format 'xml'"},
+        {"mode: fast", "1:7", "'mode' must be hooks or graph, got 'fast'"},
+        {"display: {units: sec}", "1:18", "'units' must be auto, us, ms or s, got 'sec'"},
+        {"outputs: [{format: xml}]", "1:20",
+         "'format' must be tree, json, csv, markdown, trace, html or summary, got 'xml'"},
         {"display:\n  sort: cpu_totl\n", "2:9",
-         "unknown column 'cpu_totl'; did you mean 'cpu_total'?"},
+         "'sort' must be a column id, got 'cpu_totl'; did you mean 'cpu_total'?"},
         {"display: {columns: [self_cpu, nope_nope]}", "1:31",
-         "unknown column 'nope_nope' (expected one of: self_cpu,"},
+         "'columns' must be column ids (one of: self_cpu,"},
         {"warmup: 1\nwarmup: 2\n", "2:1", "duplicate key 'warmup' (first at line 1)"},
         {"display: {dept: 3}", "1:11", "unknown key 'dept' in 'display'; did you mean 'depth'?"},
         {"depth: 3", "1:1", "unknown key 'depth' in the top level; it belongs under 'display'"},
@@ -165,8 +167,8 @@ static void other_errors_are_positioned(void **state) {
         {"paths: layer1", "1:8", "'paths' must be a list of module paths, got 'layer1'"},
         {"paths: [a, [b]]", "1:12", "each entry of 'paths' must be a string, got a list"},
         {"paths: [a, ~]", "1:12", "each entry of 'paths' must be a string, got null"},
-        {"device: cuda:x", "1:9", "unknown device 'cuda:x'"},
-        {"device: tpu", "1:9", "unknown device 'tpu'"},
+        {"device: cuda:x", "1:9", "'device' must be cpu, cuda or cuda:N, got 'cuda:x'"},
+        {"device: tpu", "1:9", "'device' must be cpu, cuda or cuda:N, got 'tpu'"},
         {"x: 1\n---\ny: 2\n", "3:1", "a second YAML document"},
         {"? [a]\n: 1\n", "1:3", "keys in the top level must be names, got a list"},
         {"42", "1:1", "the top level must be a mapping of options (key: value), got '42'"},
@@ -454,9 +456,11 @@ static void schedule_and_summary_errors_are_positioned(void **state) {
         {"active: 3", "1:1", "unknown key 'active' in the top level; it belongs under 'schedule'"},
         {"summary: maybe", "1:10", "'summary' must be true or false, got 'maybe'"},
         {"summary: [true]", "1:10", "'summary' must be true or false, got a list"},
-        {"outputs: [{format: summry}]", "1:20", "unknown format 'summry'; did you mean 'summary'?"},
+        {"outputs: [{format: summry}]", "1:20",
+         "'format' must be tree, json, csv, markdown, trace, html or summary, got 'summry'; did "
+         "you mean 'summary'?"},
         {"outputs: [{format: excel}]", "1:20",
-         "unknown format 'excel' (expected tree, json, csv, markdown, trace, html or summary)"},
+         "'format' must be tree, json, csv, markdown, trace, html or summary, got 'excel'"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         expect_error(cases[i].yaml, cases[i].pos, cases[i].needle);
