@@ -33,12 +33,11 @@ static const lp_opt table[] = {
              "modules inferred per op",
      .section = LP_SECTION_RUN},
     {"inputs", "input", LP_OPT_INPUTS, LP_OPTF_REPEATABLE, OPT(inputs), OPT(n_inputs),
-     .max = LP_MAX_INPUTS, .default_text = "the model's",
+     .max = LP_MAX_INPUTS, .default_text = "the inputs recorded in the model file",
      .what = "a list of inputs such as {shape: [1, 3, 224, 224]}",
      .value_name = "SHAPE[:DTYPE][:FILL]",
      .help = "one input, e.g. 1x3x224x224, 1x32:int64:0..1000, 2x8:float16:zeros; FILL: random, "
-             "zeros, ones or LO..HI (random integers need a range); repeat for more inputs; none: "
-             "the inputs recorded in the model file",
+             "zeros, ones or LO..HI (random integers need a range); repeat for more inputs",
      .section = LP_SECTION_INPUTS},
     {"input_file", "input-file", LP_OPT_INPUT_FILE, LP_OPTF_NOT_YAML | LP_OPTF_REPEATABLE,
      OPT(inputs), OPT(n_inputs), .max = LP_MAX_INPUTS, .default_text = "none",
