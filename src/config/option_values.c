@@ -62,7 +62,7 @@ static int unknown_name(const char *subject, const char *what, const char *list,
                         const char *near) {
     char q[LP_OPT_QUOTE_MAX];
     lp_opt_quote(text, strlen(text), q, sizeof q);
-    if (near)
+    if (near && *text) /* everything is "close" to nothing */
         return lp_error_set(LP_ERR_INVALID, "%s must be %s, got %s; did you mean '%s'?", subject,
                             what, q, near);
     if (list)
