@@ -280,6 +280,17 @@ static int append_output(const lp_opt *opt, const char *text, lp_options *o, lp_
     return LP_OK;
 }
 
+/* The input and schedule parsers quote the whole value, which may hold a line break: messages
+ * stay one line (the CLI prints one; the file reader adds an excerpt below it). */
+static int one_line(int rc) {
+    char msg[1024];
+    if (rc != LP_ERR_INVALID) return rc;
+    snprintf(msg, sizeof msg, "%s", lp_error_last());
+    for (char *p = msg; *p; p++)
+        if ((unsigned char)*p < 0x20 || *p == 0x7F) *p = '?';
+    return lp_error_set(rc, "%s", msg);
+}
+
 /* ------------------------------------------------------------------------------------------ */
 
 int lp_opt_parse(const lp_opt *opt, const char *subject, const char *text, lp_options *o,
@@ -311,11 +322,11 @@ int lp_opt_parse(const lp_opt *opt, const char *subject, const char *text, lp_op
         return append_path(opt, subject, text, o, a);
     case LP_OPT_INPUTS:
     case LP_OPT_INPUT_FILE:
-        return append_input(opt, text, o, a);
+        return one_line(append_input(opt, text, o, a));
     case LP_OPT_OUTPUTS:
         return append_output(opt, text, o, a);
     case LP_OPT_SCHEDULE:
-        return lp_schedule_parse(text, LP_OPT_FIELD(o, opt, lp_schedule));
+        return one_line(lp_schedule_parse(text, LP_OPT_FIELD(o, opt, lp_schedule)));
     case LP_OPT_MAPPING:
         break;
     }

@@ -203,6 +203,8 @@ static void paths_inputs_and_outputs_append(void **state) {
     assert_string_equal(opts.inputs[1].file, "dir:x/data.bin");
     assert_int_equal(parse("inputs", "1x0"), LP_ERR_INVALID);
     assert_string_equal(lp_error_last(), "input '1x0': dimensions must be positive");
+    parse_refused("inputs", "1x\n2",
+                  "input '1x?2': bad shape: expected a dimension at '?2' (e.g. 1x3x224x224)");
     for (int i = 2; i < LP_MAX_INPUTS; i++)
         parse_ok("inputs", "1");
     parse_refused("inputs", "1", "at most 16 inputs are allowed");
@@ -234,6 +236,10 @@ static void schedules_and_mappings(void **state) {
     parse_refused("schedule", "wait=1,actve=2",
                   "schedule 'wait=1,actve=2': unknown key 'actve'; did you mean 'active'?");
     assert_int_equal(opts.schedule.active, 2);
+    /* The parsers quote the whole value: a line break in it must not break the message. */
+    parse_refused("schedule", "wait=1\nx",
+                  "schedule 'wait=1?x': 'wait' must be a whole number from 0 to 2147483647, not "
+                  "'1?x'");
     parse_ok("schedule.repeat", "3");
     assert_int_equal(opts.schedule.repeat, 3);
     parse_refused("display", "x", "'display' is a mapping of options: set its keys (display.KEY)");
