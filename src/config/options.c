@@ -10,7 +10,6 @@
 #include "config/option_values.h"
 #include "config/options.h"
 #include "layerprof.h"
-#include "model/columns.h"
 
 void lp_opt_reset(const lp_opt *opt, lp_options *o) {
     switch (opt->type) {

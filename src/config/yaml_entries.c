@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/error.h"
 #include "base/suggest.h"
 #include "config/input_spec.h"
 #include "config/option_values.h"

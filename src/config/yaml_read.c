@@ -17,7 +17,6 @@
 #include "base/error.h"
 #include "base/suggest.h"
 #include "config/option_values.h"
-#include "config/options.h"
 #include "config/yaml_internal.h"
 #include "layerprof.h"
 
