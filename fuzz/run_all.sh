@@ -1,7 +1,7 @@
 #!/bin/sh
 # fuzz/run_all.sh SECONDS [TARGET...]: builds every libFuzzer target fuzz/fuzz_*.c (or the named
 # ones, e.g. fuzz_paths) with clang, libFuzzer, ASan and UBSan straight from the C core's sources
-# (src/*/*.c but src/api/: no libtorch, no CMake), and runs each for SECONDS.
+# (src/<layer>/*.c but src/api/: no libtorch, no CMake), and runs each for SECONDS.
 #
 # Seeds: fuzz/corpus/NAME/ (NAME is the target without "fuzz_"), plus examples/*.yaml and
 # tests/fixtures/config/*.yaml for the configuration fuzzer. Dictionary: fuzz/NAME.dict if present.
@@ -24,10 +24,10 @@ if [ $# -eq 0 ]; then
     for f in "$root"/fuzz/fuzz_*.c; do set -- "$@" "$(basename "$f" .c)"; done
 fi
 
-# The C core, as CMake's lp_core has it: every layer of src/ but api/ (the one that talks to the shim).
+# The C core, as CMake's lp_core has it: every layer's sources but the API's (docs/architecture.md).
 core=""
 for f in "$root"/src/*/*.c; do
-    case "$f" in "$root"/src/api/*) ;; *) core="$core $f" ;; esac
+    case $f in "$root"/src/api/*) ;; *) core="$core $f" ;; esac
 done
 # shellcheck disable=SC2046 # pkg-config output is a list of words
 libs="$(pkg-config --cflags --libs yaml-0.1 jansson) -lpthread -lm"

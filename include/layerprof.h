@@ -198,10 +198,15 @@ typedef struct lp_session lp_session;
  * then holds that cycle's figures: read or render them here. */
 typedef void (*lp_cycle_fn)(lp_session *session, int cycle, void *payload);
 
-#define LP_OPTIONS_VERSION 1
+#define LP_OPTIONS_VERSION 2
+
+/* Where lp_options_set makes the strings and arrays it sets point (opaque). */
+typedef struct lp_options_store lp_options_store;
 
 /* Everything a profiling run can be told. Initialise with lp_options_init; fields only grow at the
- * end. Pointers are borrowed (see the conventions above). */
+ * end. Pointers are borrowed (see the conventions above), except those lp_options_set made, which
+ * point into `store`. Every field is an option of the table lp_option_get lists (its key is the
+ * field's YAML key), except the callbacks, `version` and `store`. */
 typedef struct lp_options {
     unsigned version; /* LP_OPTIONS_VERSION */
 
@@ -259,13 +264,78 @@ typedef struct lp_options {
     void *on_cycle_payload;
 
     int summary; /* the CLI prints LP_FORMAT_SUMMARY after the tree (lp_session_write_outputs) */
+
+    /* What lp_options_set copied (created on its first need; NULL until then): free it with
+     * lp_options_release. A copy of the struct shares the store: release exactly one copy, when
+     * no copy is used any more. lp_options_init does not free it. */
+    lp_options_store *store;
 } lp_options;
 
-/* Fills `opts` with the defaults. */
+/* Fills `opts` with the defaults (the table's: docs/config.md). */
 LP_API void lp_options_init(lp_options *opts);
 
-/* Checks the values for range and consistency, with a message naming the bad field. */
+/* Checks every value the option table knows, as lp_options_set and the YAML reader would: ranges,
+ * enum values, the device, column ids (display.columns, display.sort), output formats, inputs,
+ * the schedule; and counts without arrays. Fails with LP_ERR_INVALID and a message naming the
+ * field. lp_session_open calls it first, so a bad value never starts a run. */
 LP_API int lp_options_validate(const lp_options *opts);
+
+/* Sets one option from text, for programs that hold their settings as strings (the CLI does).
+ * `key` is the YAML config's key, dotted for nested mappings: "iterations", "display.sort",
+ * "profile.memory", "schedule" (lp_option_get lists them all). `value` is what the CLI flag takes:
+ * "10", "true" or "false" (also yes/no, on/off), "graph", "self_cpu,calls",
+ * "wait=1,active=3". Lists:
+ *  - "display.columns" replaces the whole list ("self_cpu,calls": ids separated by commas);
+ *  - "paths", "inputs" ("SHAPE[:DTYPE][:FILL]"), "input_file" ("FILE:SHAPE[:DTYPE]", into the same
+ *    list as "inputs") and "outputs" ("FORMAT[:FILE]"; no FILE, or "-": stdout) append one entry
+ *    per call, since a torchprof path tuple holds commas and a file name may.
+ * A NULL value restores the key's default (an empty list for the lists): to replace a list that
+ * calls append to, reset it first.
+ * Ownership: what the options then point to is copied into opts->store, created on first need;
+ * free it with lp_options_release. Fields assigned by hand stay borrowed.
+ * Errors leave the options unchanged: LP_ERR_INVALID for a bad value, with the message the CLI
+ * and the YAML reader give; a message about one value starts with the option's name in quotes
+ * ("'iterations' must be an integer from 1 to 10000000, got '0'"), which a caller may replace by
+ * its own name for it (the CLI shows its flag). LP_ERR_NOT_FOUND for an unknown key, naming the
+ * closest one. LP_ERR_NOMEM when out of memory. */
+LP_API int lp_options_set(lp_options *opts, const char *key, const char *value);
+
+/* Frees opts->store and re-initialises *opts with lp_options_init, so nothing in it dangles.
+ * Copies made before it point into freed memory. NULL is allowed. */
+LP_API void lp_options_release(lp_options *opts);
+
+/* Where --help lists an option. */
+typedef enum lp_option_section {
+    LP_SECTION_INPUTS = 0,
+    LP_SECTION_RUN,
+    LP_SECTION_RECORD,
+    LP_SECTION_DISPLAY,
+    LP_SECTION_OUTPUTS,
+    LP_SECTION_OTHER
+} lp_option_section;
+
+/* The section's title ("Inputs", "What to record"); NULL when unknown. Static storage. */
+LP_API const char *lp_option_section_name(lp_option_section section);
+
+/* One option of the table, for programs that build their own command line or help from it.
+ * Strings have static storage. */
+typedef struct lp_option_info {
+    const char *key;          /* lp_options_set's key ("display.sort") */
+    const char *flag;         /* the CLI's long flag without "--" ("sort"); NULL: none */
+    const char *value_name;   /* what the flag takes, for help ("COLUMN"); NULL for a switch */
+    const char *help;         /* one line */
+    const char *default_text; /* the default, as docs/config.md shows it ("10", "cpu", "null") */
+    lp_option_section section;
+    int takes_value; /* 0: a switch, set with the value "true" */
+    int repeatable;  /* 1: each lp_options_set appends (paths, inputs, outputs) */
+    int in_yaml;     /* 1: `key` is a key of the YAML config; 0: lp_options_set only */
+} lp_option_info;
+
+/* The number of options lp_option_get lists. */
+LP_API size_t lp_option_count(void);
+
+/* Fills `out` for option `index` (0 to lp_option_count() - 1), in the YAML file's order. */
+LP_API int lp_option_get(size_t index, lp_option_info *out);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Sessions                                                                                    */

@@ -1,7 +1,8 @@
-/* config_internal.h: what the config reader (config.c) and writer (config_emit.c) share, so the
- * names a file may spell and the names --print-config writes can never drift apart. */
-#ifndef LP_CONFIG_INTERNAL_H
-#define LP_CONFIG_INTERNAL_H
+/* names.h: the spellings of the options' enum values, shared by the option table, the YAML reader
+ * and the writer, so the names a file or a flag may spell and the names --print-config writes can
+ * never drift apart. */
+#ifndef LP_NAMES_H
+#define LP_NAMES_H
 
 #include <stddef.h>
 
@@ -15,7 +16,7 @@ typedef struct lp_cfg_name {
 typedef struct lp_cfg_names {
     const lp_cfg_name *v;
     size_t n;
-    const char *what; /* "mode", "units": the word error messages use */
+    const char *what; /* "mode", "CUDA timing": the word validation messages use */
 } lp_cfg_names;
 
 extern const lp_cfg_names lp_cfg_modes;        /* lp_mode */

@@ -1,27 +1,59 @@
-/* options.c: defaults and validation of lp_options, shared by the API, the CLI and the config. */
+/* options.c: the defaults and the validation of lp_options, both read from the option table, so
+ * the API, the CLI and the config file agree on every range and name. */
+#include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "base/error.h"
+#include "config/option_table.h"
+#include "config/option_values.h"
 #include "config/options.h"
 #include "layerprof.h"
 
+void lp_opt_reset(const lp_opt *opt, lp_options *o) {
+    switch (opt->type) {
+    case LP_OPT_MAPPING: {
+        size_t n;
+        const lp_opt *all = lp_opt_all(&n);
+        for (size_t i = 0; i < n; i++)
+            if (lp_opt_in_mapping(&all[i], opt->key)) lp_opt_reset(&all[i], o);
+        return;
+    }
+    case LP_OPT_BOOL:
+    case LP_OPT_INT:
+    case LP_OPT_ENUM:
+        *LP_OPT_FIELD(o, opt, int) = opt->def;
+        return;
+    case LP_OPT_U64:
+        *LP_OPT_FIELD(o, opt, uint64_t) = (uint64_t)opt->def;
+        return;
+    case LP_OPT_STRING:
+        *LP_OPT_FIELD(o, opt, const char *) = opt->def_str;
+        return;
+    case LP_OPT_SCHEDULE:
+        *LP_OPT_FIELD(o, opt, lp_schedule) = (lp_schedule){0, 0, 0, 0}; /* no schedule */
+        return;
+    case LP_OPT_COLUMNS:
+    case LP_OPT_PATHS:
+    case LP_OPT_INPUTS:
+    case LP_OPT_INPUT_FILE:
+    case LP_OPT_OUTPUTS:
+        *LP_OPT_FIELD(o, opt, const void *) = NULL;
+        *LP_OPT_COUNT(o, opt) = 0;
+        return;
+    }
+}
+
 void lp_options_init(lp_options *opts) {
     if (!opts) return;
+    /* What no row covers (callbacks and their payloads, the store) starts zero: off. */
     memset(opts, 0, sizeof *opts);
     opts->version = LP_OPTIONS_VERSION;
-    opts->device = "cpu";
-    opts->mode = LP_MODE_HOOKS;
-    opts->warmup = 2;
-    opts->iterations = 10;
-    opts->threads = 0;
-    opts->depth = -1;
-    opts->units = LP_UNITS_AUTO;
-    /* The memset leaves these at "off", spelled out because each is a documented default. */
-    opts->schedule = (lp_schedule){0, 0, 0, 0}; /* no schedule: every step recorded */
-    opts->on_cycle = NULL;
-    opts->on_cycle_payload = NULL;
-    opts->summary = 0;
+    size_t n;
+    const lp_opt *all = lp_opt_all(&n);
+    for (size_t i = 0; i < n; i++)
+        if (!(all[i].flags & LP_OPTF_BY_PARENT)) lp_opt_reset(&all[i], opts);
 }
 
 /* "cpu", "cuda", "cuda:N". */
@@ -46,6 +78,9 @@ int lp_device_parse(const char *device, int *is_cuda, int *index) {
     return lp_error_set(LP_ERR_INVALID, "unknown device '%s' (cpu, cuda or cuda:N)", device);
 }
 
+/* ------------------------------------------------------------------------------------------ */
+/* Validation, row by row                                                                      */
+
 /* All zero is "no schedule"; anything else needs active steps, or the cycle would never record. */
 static int validate_schedule(const lp_schedule *s) {
     const struct {
@@ -68,56 +103,99 @@ static int validate_schedule(const lp_schedule *s) {
     return LP_OK;
 }
 
+/* "between 1 and 10000000", "-1 (no limit) or more": the row's range as validation says it. */
+static int validate_int(const lp_opt *opt, int v) {
+    char note[64] = "";
+    if (v >= opt->lo && v <= opt->hi) return LP_OK;
+    if (opt->lo_note) snprintf(note, sizeof note, " (%s)", opt->lo_note);
+    if (opt->hi == INT_MAX)
+        return lp_error_set(LP_ERR_INVALID, "%s must be %d%s or more, not %d", opt->key, opt->lo,
+                            note, v);
+    return lp_error_set(LP_ERR_INVALID, "%s must be between %d%s and %d, not %d", opt->key, opt->lo,
+                        note, opt->hi, v);
+}
+
+static int validate_string(const lp_opt *opt, const char *s) {
+    if ((opt->flags & LP_OPTF_REQUIRED) && (!s || !*s))
+        return lp_error_set(LP_ERR_INVALID, "no %s file given", opt->key);
+    if (!s) return LP_OK;
+    if (opt->check == LP_CHECK_DEVICE) {
+        int is_cuda, index;
+        return lp_device_parse(s, &is_cuda, &index);
+    }
+    return lp_opt_check_string(opt, opt->key, s);
+}
+
+/* A (pointer, count) pair: no count without an array, no NULL entry ("path 2 is NULL"). */
+static int validate_list(const lp_opt *opt, const lp_options *o) {
+    size_t n = *LP_OPT_COUNT(o, opt);
+    const void *list = *LP_OPT_FIELD(o, opt, const void *const);
+    const char *name = lp_opt_leaf(opt);
+    int singular = (int)strlen(name) - 1; /* "paths": "path 2" */
+    if (opt->max && n > opt->max)
+        return lp_error_set(LP_ERR_INVALID, "at most %zu %s, not %zu", opt->max, name, n);
+    if (n && !list)
+        return lp_error_set(LP_ERR_INVALID, "n_%s is %zu but %s is NULL", name, n, name);
+    for (size_t i = 0; i < n; i++) {
+        int rc = LP_OK;
+        if (opt->type == LP_OPT_INPUTS) {
+            const lp_input_spec *in = &((const lp_input_spec *)list)[i];
+            if (in->ndim < 0 || in->ndim > LP_MAX_DIMS)
+                rc = lp_error_set(LP_ERR_INVALID, "input %zu: %d dimensions", i + 1, in->ndim);
+        } else if (opt->type == LP_OPT_OUTPUTS) {
+            const lp_output_spec *out = &((const lp_output_spec *)list)[i];
+            if (!lp_cfg_name_of(&lp_cfg_formats, (int)out->format))
+                rc = lp_error_set(LP_ERR_INVALID, "output %zu: unknown format %d", i + 1,
+                                  (int)out->format);
+        } else {
+            const char *s = ((const char *const *)list)[i];
+            if (!s) return lp_error_set(LP_ERR_INVALID, "%.*s %zu is NULL", singular, name, i + 1);
+            if (opt->type == LP_OPT_COLUMNS) rc = lp_opt_check_string(opt, opt->key, s);
+        }
+        if (rc) return rc;
+    }
+    return LP_OK;
+}
+
+static int validate_row(const lp_opt *opt, const lp_options *o) {
+    char what[256];
+    int v;
+    switch (opt->type) {
+    case LP_OPT_INT:
+        return validate_int(opt, *LP_OPT_FIELD(o, opt, const int));
+    case LP_OPT_ENUM:
+        v = *LP_OPT_FIELD(o, opt, const int);
+        if (lp_cfg_name_of(opt->names, v)) return LP_OK;
+        return lp_error_set(LP_ERR_INVALID, "unknown %s %d (%s)", opt->names->what, v,
+                            lp_opt_what(opt, what, sizeof what));
+    case LP_OPT_STRING:
+        return validate_string(opt, *LP_OPT_FIELD(o, opt, const char *const));
+    case LP_OPT_COLUMNS:
+    case LP_OPT_PATHS:
+    case LP_OPT_INPUTS:
+    case LP_OPT_OUTPUTS:
+        return validate_list(opt, o);
+    case LP_OPT_SCHEDULE:
+        return validate_schedule(LP_OPT_FIELD(o, opt, const lp_schedule));
+    default: /* booleans, the seed: every value means something; the mappings hold none */
+        return LP_OK;
+    }
+}
+
 int lp_options_validate(const lp_options *o) {
     if (!o) return lp_error_set(LP_ERR_INVALID, "options are NULL");
     if (o->version != LP_OPTIONS_VERSION)
         return lp_error_set(LP_ERR_INVALID,
                             "options version %u is not %u: initialise with lp_options_init",
                             o->version, LP_OPTIONS_VERSION);
-    if (!o->model_path || !*o->model_path)
-        return lp_error_set(LP_ERR_INVALID, "no model file given");
-    int is_cuda, index;
-    int rc = lp_device_parse(o->device, &is_cuda, &index);
-    if (rc) return rc;
-    if (o->mode != LP_MODE_HOOKS && o->mode != LP_MODE_GRAPH)
-        return lp_error_set(LP_ERR_INVALID, "unknown mode %d (hooks or graph)", (int)o->mode);
-    if (o->warmup < 0 || o->warmup > LP_MAX_ITERATIONS)
-        return lp_error_set(LP_ERR_INVALID, "warmup must be between 0 and %d, not %d",
-                            LP_MAX_ITERATIONS, o->warmup);
-    if (o->iterations < 1 || o->iterations > LP_MAX_ITERATIONS)
-        return lp_error_set(LP_ERR_INVALID, "iterations must be between 1 and %d, not %d",
-                            LP_MAX_ITERATIONS, o->iterations);
-    if (o->threads < 0 || o->threads > LP_MAX_INTRAOP_THREADS)
-        return lp_error_set(LP_ERR_INVALID,
-                            "threads must be between 0 (libtorch's default) and %d, not %d",
-                            LP_MAX_INTRAOP_THREADS, o->threads);
-    if (o->n_inputs > LP_MAX_INPUTS)
-        return lp_error_set(LP_ERR_INVALID, "at most %d inputs, not %zu", LP_MAX_INPUTS,
-                            o->n_inputs);
-    if (o->n_inputs && !o->inputs)
-        return lp_error_set(LP_ERR_INVALID, "n_inputs is %zu but inputs is NULL", o->n_inputs);
-    for (size_t i = 0; i < o->n_inputs; i++)
-        if (o->inputs[i].ndim < 0 || o->inputs[i].ndim > LP_MAX_DIMS)
-            return lp_error_set(LP_ERR_INVALID, "input %zu: %d dimensions", i + 1,
-                                o->inputs[i].ndim);
-    if (o->n_paths && !o->paths)
-        return lp_error_set(LP_ERR_INVALID, "n_paths is %zu but paths is NULL", o->n_paths);
-    for (size_t i = 0; i < o->n_paths; i++)
-        if (!o->paths[i]) return lp_error_set(LP_ERR_INVALID, "path %zu is NULL", i + 1);
-    if (o->n_columns && !o->columns)
-        return lp_error_set(LP_ERR_INVALID, "n_columns is %zu but columns is NULL", o->n_columns);
-    for (size_t i = 0; i < o->n_columns; i++)
-        if (!o->columns[i]) return lp_error_set(LP_ERR_INVALID, "column %zu is NULL", i + 1);
-    if (o->depth < -1)
-        return lp_error_set(LP_ERR_INVALID, "depth must be -1 (no limit) or more, not %d",
-                            o->depth);
-    if (o->top < 0) return lp_error_set(LP_ERR_INVALID, "top must be 0 or more, not %d", o->top);
-    if ((int)o->units < LP_UNITS_AUTO || o->units > LP_UNITS_S)
-        return lp_error_set(LP_ERR_INVALID, "unknown units %d", (int)o->units);
-    if ((int)o->cuda_timing < LP_CUDA_TIMING_AUTO || o->cuda_timing > LP_CUDA_TIMING_OFF)
-        return lp_error_set(LP_ERR_INVALID, "unknown CUDA timing %d (auto, cupti, events or off)",
-                            (int)o->cuda_timing);
-    if (o->n_outputs && !o->outputs)
-        return lp_error_set(LP_ERR_INVALID, "n_outputs is %zu but outputs is NULL", o->n_outputs);
-    return validate_schedule(&o->schedule);
+    size_t n;
+    const lp_opt *all = lp_opt_all(&n);
+    for (size_t i = 0; i < n; i++) {
+        /* The schedule's counts are checked together by their parent; input_file's list is
+         * inputs'. */
+        if ((all[i].flags & LP_OPTF_BY_PARENT) || all[i].type == LP_OPT_INPUT_FILE) continue;
+        int rc = validate_row(&all[i], o);
+        if (rc) return rc;
+    }
+    return LP_OK;
 }

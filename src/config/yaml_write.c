@@ -1,8 +1,9 @@
-/* config_emit.c: lp_options written back as a configuration file (the CLI's --print-config).
+/* yaml_write.c: lp_options written back as a configuration file (the CLI's --print-config).
  *
- * Every key is written, defaults included, so the output documents the whole run. Strings are
- * always double-quoted (a path named "true" or "null" stays a string) and numbers are written
- * with just enough digits to read back exactly, so parsing the output gives identical options. */
+ * The option table says what to write, in its order: every key, defaults included, so the output
+ * documents the whole run. Strings are always double-quoted (a path named "true" or "null" stays a
+ * string) and numbers are written with just enough digits to read back exactly, so parsing the
+ * output gives identical options. */
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -14,6 +15,7 @@
 #include "base/error.h"
 #include "config/input_spec.h"
 #include "config/names.h"
+#include "config/option_table.h"
 #include "layerprof.h"
 
 /* Decodes one UTF-8 character of a NUL-terminated string. Returns its length in bytes, or 0 when
@@ -98,7 +100,7 @@ static void put_string_list(FILE *out, const char *const *list, size_t n) {
         if (i) fputs(", ", out);
         put_string(out, list[i]);
     }
-    fputs("]\n", out);
+    fputc(']', out);
 }
 
 /* The shortest %g form that reads back as the same double ("0.1", not "0.10000000000000001"). */
@@ -137,102 +139,182 @@ static void put_input(FILE *out, const lp_input_spec *in) {
 
 /* What YAML cannot carry at all. Values it can carry but the reader refuses (iterations 0, an
  * empty string) are written as they are: the output then shows the mistake. */
-static int check_writable(const lp_options *o) {
-    const char *const strings[] = {o->model_path, o->device, o->sort};
+static int check_input(size_t i, const lp_input_spec *in) {
+    const char *name = lp_dtype_name(in->dtype);
     lp_dtype dt;
-    for (size_t i = 0; i < sizeof strings / sizeof strings[0]; i++)
-        if (strings[i] && !valid_utf8(strings[i]))
-            return lp_error_set(LP_ERR_INVALID, "option string is not valid UTF-8");
-    if (!lp_cfg_name_of(&lp_cfg_modes, (int)o->mode))
-        return lp_error_set(LP_ERR_INVALID, "unknown mode %d", (int)o->mode);
-    if (!lp_cfg_name_of(&lp_cfg_units, (int)o->units))
-        return lp_error_set(LP_ERR_INVALID, "unknown units %d", (int)o->units);
-    if (!lp_cfg_name_of(&lp_cfg_cuda_timings, (int)o->cuda_timing))
-        return lp_error_set(LP_ERR_INVALID, "unknown cuda_timing %d", (int)o->cuda_timing);
-    if ((o->n_inputs && !o->inputs) || (o->n_paths && !o->paths) || (o->n_columns && !o->columns) ||
-        (o->n_outputs && !o->outputs))
-        return lp_error_set(LP_ERR_INVALID, "an options list has a count but no array");
-    for (size_t i = 0; i < o->n_inputs; i++) {
-        const lp_input_spec *in = &o->inputs[i];
-        const char *name = lp_dtype_name(in->dtype);
-        if (in->ndim < 0 || in->ndim > LP_MAX_DIMS)
-            return lp_error_set(LP_ERR_INVALID, "input %zu has %d dimensions", i + 1, in->ndim);
-        if (!lp_dtype_from_name(name, strlen(name), &dt) || dt != in->dtype)
-            return lp_error_set(LP_ERR_INVALID, "input %zu: unknown dtype %d", i + 1,
-                                (int)in->dtype);
-        if (!lp_cfg_name_of(&lp_cfg_fills, (int)in->fill))
-            return lp_error_set(LP_ERR_INVALID, "input %zu: unknown fill %d", i + 1, (int)in->fill);
-        if (in->has_range && (!isfinite(in->low) || !isfinite(in->high)))
-            return lp_error_set(LP_ERR_INVALID, "input %zu: the range is not finite", i + 1);
-        if (in->fill == LP_FILL_FILE &&
-            (!memchr(in->file, '\0', sizeof in->file) || !valid_utf8(in->file)))
-            return lp_error_set(LP_ERR_INVALID, "input %zu: the file name is not valid UTF-8",
-                                i + 1);
+    if (in->ndim < 0 || in->ndim > LP_MAX_DIMS)
+        return lp_error_set(LP_ERR_INVALID, "input %zu has %d dimensions", i + 1, in->ndim);
+    if (!lp_dtype_from_name(name, strlen(name), &dt) || dt != in->dtype)
+        return lp_error_set(LP_ERR_INVALID, "input %zu: unknown dtype %d", i + 1, (int)in->dtype);
+    if (!lp_cfg_name_of(&lp_cfg_fills, (int)in->fill))
+        return lp_error_set(LP_ERR_INVALID, "input %zu: unknown fill %d", i + 1, (int)in->fill);
+    if (in->has_range && (!isfinite(in->low) || !isfinite(in->high)))
+        return lp_error_set(LP_ERR_INVALID, "input %zu: the range is not finite", i + 1);
+    if (in->fill == LP_FILL_FILE &&
+        (!memchr(in->file, '\0', sizeof in->file) || !valid_utf8(in->file)))
+        return lp_error_set(LP_ERR_INVALID, "input %zu: the file name is not valid UTF-8", i + 1);
+    return LP_OK;
+}
+
+static int check_output(size_t i, const lp_output_spec *out) {
+    if (!lp_cfg_name_of(&lp_cfg_formats, (int)out->format))
+        return lp_error_set(LP_ERR_INVALID, "output %zu: unknown format %d", i + 1,
+                            (int)out->format);
+    if (out->file && !valid_utf8(out->file))
+        return lp_error_set(LP_ERR_INVALID, "output %zu: the file is not valid UTF-8", i + 1);
+    return LP_OK;
+}
+
+static int check_row(const lp_opt *opt, const lp_options *o) {
+    const char *s;
+    int v;
+    switch (opt->type) {
+    case LP_OPT_STRING:
+        s = *LP_OPT_FIELD(o, opt, const char *const);
+        if (s && !valid_utf8(s))
+            return lp_error_set(LP_ERR_INVALID, "%s: the string is not valid UTF-8", opt->key);
+        return LP_OK;
+    case LP_OPT_ENUM:
+        v = *LP_OPT_FIELD(o, opt, const int);
+        if (!lp_cfg_name_of(opt->names, v))
+            return lp_error_set(LP_ERR_INVALID, "unknown %s %d", opt->names->what, v);
+        return LP_OK;
+    case LP_OPT_COLUMNS:
+    case LP_OPT_PATHS:
+    case LP_OPT_INPUTS:
+    case LP_OPT_OUTPUTS:
+        break;
+    default:
+        return LP_OK;
     }
-    for (size_t i = 0; i < o->n_paths; i++)
-        if (!o->paths[i] || !valid_utf8(o->paths[i]))
-            return lp_error_set(LP_ERR_INVALID, "path %zu is NULL or not valid UTF-8", i + 1);
-    for (size_t i = 0; i < o->n_columns; i++)
-        if (!o->columns[i] || !valid_utf8(o->columns[i]))
-            return lp_error_set(LP_ERR_INVALID, "column %zu is NULL or not valid UTF-8", i + 1);
-    for (size_t i = 0; i < o->n_outputs; i++) {
-        if (!lp_cfg_name_of(&lp_cfg_formats, (int)o->outputs[i].format))
-            return lp_error_set(LP_ERR_INVALID, "output %zu: unknown format %d", i + 1,
-                                (int)o->outputs[i].format);
-        if (o->outputs[i].file && !valid_utf8(o->outputs[i].file))
-            return lp_error_set(LP_ERR_INVALID, "output %zu: the file is not valid UTF-8", i + 1);
+    size_t n = *LP_OPT_COUNT(o, opt);
+    const void *list = *LP_OPT_FIELD(o, opt, const void *const);
+    if (n && !list)
+        return lp_error_set(LP_ERR_INVALID, "%s: the list has a count but no array", opt->key);
+    for (size_t i = 0; i < n; i++) {
+        int rc = LP_OK;
+        if (opt->type == LP_OPT_INPUTS)
+            rc = check_input(i, &((const lp_input_spec *)list)[i]);
+        else if (opt->type == LP_OPT_OUTPUTS)
+            rc = check_output(i, &((const lp_output_spec *)list)[i]);
+        else if (!(s = ((const char *const *)list)[i]) || !valid_utf8(s))
+            rc = lp_error_set(LP_ERR_INVALID, "%s: entry %zu is NULL or not valid UTF-8", opt->key,
+                              i + 1);
+        if (rc) return rc;
     }
     return LP_OK;
 }
 
+/* ------------------------------------------------------------------------------------------ */
+/* Writing, row by row                                                                         */
+
+static void put_value(FILE *out, const lp_opt *opt, const lp_options *o) {
+    switch (opt->type) {
+    case LP_OPT_BOOL:
+        fputs(yes_no(*LP_OPT_FIELD(o, opt, const int)), out);
+        break;
+    case LP_OPT_INT:
+        fprintf(out, "%d", *LP_OPT_FIELD(o, opt, const int));
+        break;
+    case LP_OPT_U64:
+        fprintf(out, "%" PRIu64, *LP_OPT_FIELD(o, opt, const uint64_t));
+        break;
+    case LP_OPT_ENUM:
+        fputs(lp_cfg_name_of(opt->names, *LP_OPT_FIELD(o, opt, const int)), out);
+        break;
+    case LP_OPT_STRING:
+        put_string(out, *LP_OPT_FIELD(o, opt, const char *const));
+        break;
+    case LP_OPT_COLUMNS:
+    case LP_OPT_PATHS:
+        put_string_list(out, *LP_OPT_FIELD(o, opt, const char *const *const),
+                        *LP_OPT_COUNT(o, opt));
+        break;
+    default: /* the structured values have their own writers below */
+        break;
+    }
+}
+
+/* A mapping's keys on one line: "{a: 1, b: true}". */
+static void put_flow_mapping(FILE *out, const char *parent, const lp_options *o) {
+    size_t n, k = 0;
+    const lp_opt *all = lp_opt_all(&n);
+    fputc('{', out);
+    for (size_t i = 0; i < n; i++)
+        if (lp_opt_in_mapping(&all[i], parent)) {
+            fprintf(out, "%s%s: ", k++ ? ", " : "", lp_opt_leaf(&all[i]));
+            put_value(out, &all[i], o);
+        }
+    fputc('}', out);
+}
+
+static void put_row(FILE *out, const lp_opt *opt, const lp_options *o) {
+    size_t n = opt->count_offset ? *LP_OPT_COUNT(o, opt) : 0;
+    const lp_schedule *sc;
+    switch (opt->type) {
+    case LP_OPT_MAPPING:
+        fprintf(out, "%s:", opt->key);
+        if (opt->flags & LP_OPTF_FLOW) {
+            fputc(' ', out);
+            put_flow_mapping(out, opt->key, o);
+            fputc('\n', out);
+            return;
+        }
+        fputc('\n', out);
+        size_t n_all;
+        const lp_opt *all = lp_opt_all(&n_all);
+        for (size_t i = 0; i < n_all; i++)
+            if (lp_opt_in_mapping(&all[i], opt->key)) {
+                fprintf(out, "  %s: ", lp_opt_leaf(&all[i]));
+                put_value(out, &all[i], o);
+                fputc('\n', out);
+            }
+        return;
+    case LP_OPT_SCHEDULE:
+        /* Only when set: all 0 (no schedule) is the reader's default, and a file without the key
+         * reads back the same. Invalid values (active 0 with a wait) are written as they are. */
+        sc = LP_OPT_FIELD(o, opt, const lp_schedule);
+        if (sc->wait || sc->warmup || sc->active || sc->repeat) {
+            fprintf(out, "%s: ", opt->key);
+            put_flow_mapping(out, opt->key, o);
+            fputc('\n', out);
+        }
+        return;
+    case LP_OPT_INPUTS:
+        fputs(n ? "inputs:\n" : "inputs: []\n", out);
+        for (size_t i = 0; i < n; i++)
+            put_input(out, &(*LP_OPT_FIELD(o, opt, const lp_input_spec *const))[i]);
+        return;
+    case LP_OPT_OUTPUTS:
+        fputs(n ? "outputs:\n" : "outputs: []\n", out);
+        for (size_t i = 0; i < n; i++) {
+            const lp_output_spec *spec = &(*LP_OPT_FIELD(o, opt, const lp_output_spec *const))[i];
+            fprintf(out,
+                    "  - {format: %s, file: ", lp_cfg_name_of(&lp_cfg_formats, (int)spec->format));
+            put_string(out, spec->file);
+            fputs("}\n", out);
+        }
+        return;
+    default:
+        fprintf(out, "%s: ", opt->key);
+        put_value(out, opt, o);
+        fputc('\n', out);
+        return;
+    }
+}
+
 int lp_options_write_yaml(const lp_options *o, FILE *out) {
     if (!o || !out) return lp_error_set(LP_ERR_INVALID, "lp_options_write_yaml: NULL argument");
-    int rc = check_writable(o);
-    if (rc) return rc;
-
-    fputs("# layerprof configuration: every option, defaults included (docs/config.md).\n", out);
-    fputs("model: ", out);
-    put_string(out, o->model_path);
-    fputs("\ndevice: ", out);
-    put_string(out, o->device);
-    fprintf(out, "\nmode: %s\n", lp_cfg_name_of(&lp_cfg_modes, (int)o->mode));
-    fputs(o->n_inputs ? "inputs:\n" : "inputs: []\n", out);
-    for (size_t i = 0; i < o->n_inputs; i++)
-        put_input(out, &o->inputs[i]);
-    fprintf(out, "seed: %" PRIu64 "\n", o->seed);
-    fprintf(out, "warmup: %d\niterations: %d\nthreads: %d\n", o->warmup, o->iterations, o->threads);
-    /* Only when set: all 0 (no schedule) is the reader's default, and a file without the key
-     * reads back the same. Invalid values (active 0 with a wait) are written as they are. */
-    const lp_schedule *sc = &o->schedule;
-    if (sc->wait || sc->warmup || sc->active || sc->repeat)
-        fprintf(out, "schedule: {wait: %d, warmup: %d, active: %d, repeat: %d}\n", sc->wait,
-                sc->warmup, sc->active, sc->repeat);
-    fprintf(out,
-            "profile: {memory: %s, events: %s, shapes: %s, trace: %s, trace_iterations: %d, "
-            "cuda_timing: %s, nvtx: %s}\n",
-            yes_no(o->memory), yes_no(o->events), yes_no(o->shapes), yes_no(o->trace),
-            o->trace_iterations, lp_cfg_name_of(&lp_cfg_cuda_timings, (int)o->cuda_timing),
-            yes_no(o->nvtx));
-    fputs("paths: ", out);
-    put_string_list(out, o->paths, o->n_paths);
-
-    fprintf(out, "display:\n  depth: %d\n  sort: ", o->depth);
-    put_string(out, o->sort);
-    fprintf(out, "\n  top: %d\n  columns: ", o->top);
-    put_string_list(out, o->columns, o->n_columns);
-    fprintf(out, "  units: %s\n  ascii: %s\n", lp_cfg_name_of(&lp_cfg_units, (int)o->units),
-            yes_no(o->ascii));
-
-    fputs(o->n_outputs ? "outputs:\n" : "outputs: []\n", out);
-    for (size_t i = 0; i < o->n_outputs; i++) {
-        fprintf(out, "  - {format: %s, file: ",
-                lp_cfg_name_of(&lp_cfg_formats, (int)o->outputs[i].format));
-        put_string(out, o->outputs[i].file);
-        fputs("}\n", out);
+    size_t n;
+    const lp_opt *all = lp_opt_all(&n);
+    for (size_t i = 0; i < n; i++) {
+        int rc = all[i].flags & LP_OPTF_NOT_YAML ? LP_OK : check_row(&all[i], o);
+        if (rc) return rc;
     }
-    fprintf(out, "summary: %s\n", yes_no(o->summary));
-    fprintf(out, "verbose: %s\n", yes_no(o->verbose));
-
+    fputs("# layerprof configuration: every option, defaults included (docs/config.md).\n", out);
+    for (size_t i = 0; i < n; i++)
+        if (lp_opt_in_mapping(&all[i], NULL) && !(all[i].flags & LP_OPTF_NOT_YAML))
+            put_row(out, &all[i], o);
     if (fflush(out) != 0 || ferror(out))
         return lp_error_set(LP_ERR_IO, "cannot write the configuration: %s", strerror(errno));
     return LP_OK;

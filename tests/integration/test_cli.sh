@@ -307,6 +307,102 @@ expect_error "--input 100000x100000x1000" 1 "memory" 60 -- \
 expect_error "--input 2^62 bytes" 1 "memory" 60 -- \
     "$NESTED" --input 1073741824x1073741824x4
 
+# ---- --format and --output pair up in order --------------------------------------------------------
+# A --format applies to the next --output; one with no --output before the next --format (or the
+# end) writes to stdout. `--format tree --format json --output F`: the tree on stdout, JSON in F.
+checks=$((checks + 1))
+run -- "$NESTED" "${FAST[@]}" --format tree --format json --output "$TMP/pair.json"
+if [ "$rc" -eq 0 ] && [ ! -s "$ERR" ] && grep -q '^Module ' "$OUT" && ! grep -q '^{' "$OUT" &&
+    head -c 1 "$TMP/pair.json" | grep -q '{' && grep -q '"schema_version"' "$TMP/pair.json"; then
+    ok "--format tree --format json --output F: the tree on stdout, JSON in F"
+else
+    fail "--format tree --format json --output F: exit $rc; stdout starts '$(head -c 40 "$OUT")'"
+    show
+fi
+checks=$((checks + 1))
+run -- "$NESTED" --format tree --format json --output "$TMP/pair.json" --format md --print-config
+want=$(printf '%s\n' 'outputs:' '  - {format: tree, file: null}' \
+    "  - {format: json, file: \"$TMP/pair.json\"}" '  - {format: markdown, file: null}')
+if [ "$rc" -eq 0 ] && grep -A3 '^outputs:' "$OUT" | diff - <(echo "$want") >/dev/null; then
+    ok "--print-config shows the --format/--output pairs in order"
+else
+    fail "--print-config of three --format and one --output: exit $rc"
+    grep -A3 '^outputs:' "$OUT" | sed 's/^/      | /'
+fi
+
+# ---- flags override the config file; a list on the command line replaces the file's ---------------
+printf 'model: %s\niterations: 3\npaths: [block]\ndisplay: {sort: calls}\n' "$NESTED" >"$TMP/base.yaml"
+checks=$((checks + 1))
+run -- --config "$TMP/base.yaml" --iterations 4 --path unused --print-config
+if [ "$rc" -eq 0 ] && grep -qx 'iterations: 4' "$OUT" && grep -qx 'paths: \["unused"\]' "$OUT" &&
+    grep -qx '  sort: "calls"' "$OUT"; then
+    ok "--config with flags: the flags win, --path replaces the file's paths, the rest is kept"
+else
+    fail "--config with flags: exit $rc"
+    show
+    grep -E '^(iterations|paths)|sort' "$OUT" | sed 's/^/      | /'
+fi
+
+# ---- every option that takes a name: a bad one is refused before anything runs ---------------------
+# resnet18 for 10,000,000 iterations would take days and the output file would be created when the
+# run starts: exiting within the timeout without the file proves the value was refused first, in
+# every output format. The file says the same as the flag, with its position instead of the flag.
+FORMATS=(tree json csv markdown trace html summary)
+# option  bad value  YAML (the value's line, under the model line)  what the message says
+BAD_NAMES=(
+    "sort|cpu_totl|display: {sort: cpu_totl}|must be a column id, got 'cpu_totl'; did you mean 'cpu_total'\\?"
+    "columns|self_cpu,params|display: {columns: [self_cpu, params]}|must be column ids \\(one of: self_cpu, .*\\), got 'params'"
+    "mode|fast|mode: fast|must be hooks or graph, got 'fast'"
+    "units|minutes|display: {units: minutes}|must be auto, us, ms or s, got 'minutes'"
+    "cuda-timing|sometimes|profile: {cuda_timing: sometimes}|must be auto, cupti, events or off, got 'sometimes'"
+)
+# the message once the flag (--sort) or the position and key (run.yaml:2:17: 'sort') is cut off
+body_of() { sed -E '1!d; s/^layerprof: error: (--[a-z-]+|[^ ]+:[0-9]+:[0-9]+: '"'"'[a-z_]+'"'"') //' "$1"; }
+for entry in "${BAD_NAMES[@]}"; do
+    IFS='|' read -r flag value yaml regex <<<"$entry"
+    for f in "${FORMATS[@]}"; do
+        rm -f "$TMP/out.$f"
+        expect_error "--$flag $value, --format $f" 2 "^layerprof: error: --$flag $regex\$" 30 -- \
+            "$RESNET" --iterations 10000000 --"$flag" "$value" --format "$f" --output "$TMP/out.$f"
+        [ -e "$TMP/out.$f" ] && fail "--$flag $value, --format $f: $TMP/out.$f was created"
+        cli_body=$(body_of "$ERR")
+        printf 'model: %s\n%s\niterations: 10000000\noutputs: [{format: %s, file: "%s"}]\n' \
+            "$RESNET" "$yaml" "$f" "$TMP/out.$f" >"$TMP/bad.yaml"
+        checks=$((checks + 1))
+        run 30 -- --config "$TMP/bad.yaml"
+        if [ "$rc" -eq 2 ] && [ ! -s "$OUT" ] && [ ! -e "$TMP/out.$f" ] &&
+            head -n 1 "$ERR" | grep -Eq "^layerprof: error: $TMP/bad\.yaml:2:[0-9]+: " &&
+            [ "$(body_of "$ERR")" = "$cli_body" ]; then
+            ok "the same in a file (format $f): $(head -n 1 "$ERR" | head -c 160)"
+        else
+            fail "YAML $yaml (format $f): exit $rc, or not the flag's message '$cli_body'"
+            show
+        fi
+    done
+done
+# A bad format, next to a good output of each format: neither file is created.
+for f in "${FORMATS[@]}"; do
+    rm -f "$TMP/out.$f" "$TMP/bad.out"
+    expect_error "--format xml beside --format $f" 2 \
+        "^layerprof: error: --format must be tree, json, csv, markdown, trace, html or summary, got 'xml'" 30 -- \
+        "$RESNET" --iterations 10000000 --format "$f" --output "$TMP/out.$f" --format xml --output "$TMP/bad.out"
+    [ -e "$TMP/out.$f" ] || [ -e "$TMP/bad.out" ] && fail "--format xml beside --format $f: a file was created"
+    cli_body=$(body_of "$ERR")
+    printf 'model: %s\niterations: 10000000\noutputs: [{format: %s, file: "%s"}, {format: xml}]\n' \
+        "$RESNET" "$f" "$TMP/out.$f" >"$TMP/bad.yaml"
+    checks=$((checks + 1))
+    run 30 -- --config "$TMP/bad.yaml"
+    if [ "$rc" -eq 2 ] && [ ! -e "$TMP/out.$f" ] && head -n 1 "$ERR" | grep -q "bad\.yaml:3:[0-9]*: 'format' " &&
+        [ "$(body_of "$ERR")" = "$cli_body" ]; then
+        ok "the same in a file: $(head -n 1 "$ERR" | head -c 160)"
+    else
+        fail "YAML format xml beside $f: exit $rc, or not the flag's message '$cli_body'"
+        show
+    fi
+done
+expect_error "--format json:x" 2 "--format must be tree, json, csv, markdown, trace, html or summary, got 'json:x'" 30 -- \
+    "$RESNET" --iterations 10000000 --format json:x
+
 # ---------------------------------------------------------------------------------------------------
 echo
 if [ "$failures" -ne 0 ]; then

@@ -239,6 +239,59 @@ static void test_schedules_are_checked_field_by_field(void **state) {
     ASSERT_INVALID(&o, "schedule.repeat is 3 but schedule.active is 0");
 }
 
+/* Everything the option table knows is checked here too, so a C program that fills the struct by
+ * hand cannot start a run with a bad column, sort key or format whatever it renders. */
+static void column_ids_sort_keys_and_formats_are_checked(void **state) {
+    (void)state;
+    lp_options o = valid_options();
+    const char *good[] = {"self_cpu", "calls", "share"};
+    o.columns = good;
+    o.n_columns = 3;
+    o.sort = "cpu_total";
+    assert_int_equal(lp_options_validate(&o), LP_OK);
+
+    const char *bad[] = {"self_cpu", "params"};
+    o.columns = bad;
+    o.n_columns = 2;
+    ASSERT_INVALID(&o, "display.columns must be column ids (one of: self_cpu,");
+    ASSERT_INVALID(&o, "got 'params'");
+    o.n_columns = 1;
+    assert_int_equal(lp_options_validate(&o), LP_OK);
+
+    o.sort = "cpu_totl";
+    ASSERT_INVALID(&o,
+                   "display.sort must be a column id, got 'cpu_totl'; did you mean 'cpu_total'?");
+    o.sort = "";
+    ASSERT_INVALID(&o, "display.sort must be a column id, or null for model order, got ''");
+    o.sort = NULL;
+    assert_int_equal(lp_options_validate(&o), LP_OK);
+
+    const char *many[33];
+    for (size_t i = 0; i < 33; i++)
+        many[i] = "calls";
+    o.columns = many;
+    o.n_columns = 33;
+    ASSERT_INVALID(&o, "at most 32 columns, not 33");
+    o.n_columns = 32;
+    assert_int_equal(lp_options_validate(&o), LP_OK);
+
+    lp_output_spec outputs[2] = {{LP_FORMAT_JSON, "r.json"}, {(lp_format)42, NULL}};
+    o = valid_options();
+    o.outputs = outputs;
+    o.n_outputs = 1;
+    assert_int_equal(lp_options_validate(&o), LP_OK);
+    o.n_outputs = 2;
+    ASSERT_INVALID(&o, "output 2: unknown format 42");
+
+    o = valid_options();
+    o.trace_iterations = -1;
+    ASSERT_INVALID(&o,
+                   "profile.trace_iterations must be between 0 (the first 3) and 10000000, not -1");
+    o = valid_options();
+    o.cuda_timing = (lp_cuda_timing)17;
+    ASSERT_INVALID(&o, "unknown CUDA timing 17 (auto, cupti, events or off)");
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_init_fills_in_the_documented_defaults),
@@ -251,6 +304,7 @@ int main(void) {
         cmocka_unit_test(test_other_out_of_range_fields_are_invalid),
         cmocka_unit_test(test_counts_without_arrays_are_invalid),
         cmocka_unit_test(test_schedules_are_checked_field_by_field),
+        cmocka_unit_test(column_ids_sort_keys_and_formats_are_checked),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

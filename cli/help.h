@@ -1,0 +1,9 @@
+/* help.h: --help, generated from the option table (lp_option_get) and the CLI's own flags. */
+#ifndef LP_CLI_HELP_H
+#define LP_CLI_HELP_H
+
+#include <stdio.h>
+
+void cli_help(FILE *out);
+
+#endif

@@ -1,0 +1,77 @@
+/* options_set.c: lp_options_set and lp_options_release (layerprof.h): options set from text, with
+ * what they point to owned by a store inside the options. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "base/suggest.h"
+#include "config/arena.h"
+#include "config/option_table.h"
+#include "config/option_values.h"
+#include "config/options.h"
+#include "layerprof.h"
+
+struct lp_options_store {
+    lp_arena *arena;
+};
+
+static lp_options_store *store_of(lp_options *o) {
+    if (o->store) return o->store;
+    lp_options_store *s = calloc(1, sizeof *s);
+    if (s && !(s->arena = lp_arena_new())) {
+        free(s);
+        s = NULL;
+    }
+    return o->store = s;
+}
+
+/* "did you mean": a key spelled nearly right, or the dotted key whose last segment was given
+ * ("sort" for "display.sort"). */
+static int unknown_key(const char *key) {
+    size_t n, k = 0;
+    const lp_opt *all = lp_opt_all(&n);
+    const char *keys[64];
+    for (size_t i = 0; i < n && k < sizeof keys / sizeof keys[0]; i++) {
+        if (all[i].type == LP_OPT_MAPPING) continue;
+        if (strcmp(lp_opt_leaf(&all[i]), key) == 0)
+            return lp_error_set(LP_ERR_NOT_FOUND, "unknown option '%s'; did you mean '%s'?", key,
+                                all[i].key);
+        keys[k++] = all[i].key;
+    }
+    const char *near = lp_closest(key, keys, k);
+    if (near)
+        return lp_error_set(LP_ERR_NOT_FOUND, "unknown option '%s'; did you mean '%s'?", key, near);
+    return lp_error_set(LP_ERR_NOT_FOUND,
+                        "unknown option '%s' (keys are the YAML config's: 'iterations', "
+                        "'display.sort', ...; docs/config.md)",
+                        key);
+}
+
+int lp_options_set(lp_options *opts, const char *key, const char *value) {
+    if (!opts || !key) return lp_error_set(LP_ERR_INVALID, "lp_options_set: NULL argument");
+    if (opts->version != LP_OPTIONS_VERSION)
+        return lp_error_set(LP_ERR_INVALID,
+                            "options version %u is not %u: initialise with lp_options_init",
+                            opts->version, LP_OPTIONS_VERSION);
+    const lp_opt *opt = lp_opt_find(key);
+    if (!opt) return unknown_key(key);
+    if (!value) {
+        lp_opt_reset(opt, opts);
+        return LP_OK;
+    }
+    lp_options_store *store = store_of(opts);
+    if (!store) return lp_error_set(LP_ERR_NOMEM, "out of memory setting an option");
+    char subject[LP_OPT_QUOTE_MAX];
+    return lp_opt_parse(opt, lp_opt_subject(opt, subject, sizeof subject), value, opts,
+                        store->arena);
+}
+
+void lp_options_release(lp_options *opts) {
+    if (!opts) return;
+    if (opts->store) {
+        lp_arena_free(opts->store->arena);
+        free(opts->store);
+    }
+    lp_options_init(opts);
+}
