@@ -45,7 +45,7 @@
 #include "report/render.h"
 
 static void die(const char *what, int rc) {
-    fprintf(stderr, "lp_bench_torch: %s: %s (%d)\n", what, lps_error_last(), rc);
+    fprintf(stderr, "lp_bench_torch: %s: %s (%d)\n", what, lp_error_last(), rc);
     exit(2);
 }
 

@@ -434,6 +434,14 @@ lp_scope_hooks lp_cuda_prof_hooks(lp_cuda_prof *p) {
     return h;
 }
 
+/* The backend's failure, said as the timer's: its message is the thread's error already. */
+static int events_error(int rc, const char *fallback) {
+    char why[512];
+    const char *e = lp_error_last();
+    snprintf(why, sizeof why, "%s", e && *e ? e : fallback);
+    return lp_error_set(rc, "CUDA events: %s", why);
+}
+
 int lp_cuda_prof_begin(lp_cuda_prof *p) {
     if (!p || p->method == METHOD_NONE) return LP_OK;
 #if LP_HAVE_CUPTI
@@ -450,11 +458,9 @@ int lp_cuda_prof_begin(lp_cuda_prof *p) {
     }
 #endif
     if (p->method == METHOD_EVENTS && !p->began) {
+        lp_error_clear();
         int rc = p->events.begin(p->events.ctx);
-        if (rc) {
-            const char *e = p->events.error ? p->events.error(p->events.ctx) : NULL;
-            return lp_error_set(rc, "CUDA events: %s", e && *e ? e : "cannot start");
-        }
+        if (rc) return events_error(rc, "cannot start");
         p->began = 1;
     }
     return LP_OK;
@@ -463,13 +469,10 @@ int lp_cuda_prof_begin(lp_cuda_prof *p) {
 int lp_cuda_prof_iteration_done(lp_cuda_prof *p, lp_collector *c) {
     if (!p || p->method != METHOD_EVENTS || !p->began) return LP_OK;
     uint64_t lost = 0;
+    lp_error_clear();
     int rc = p->events.collect(p->events.ctx, lp_collector_add_cuda, c, &lost);
     p->events_lost += lost;
-    if (rc) {
-        const char *e = p->events.error ? p->events.error(p->events.ctx) : NULL;
-        return lp_error_set(rc, "CUDA events: %s", e && *e ? e : "cannot read the timings");
-    }
-    return LP_OK;
+    return rc ? events_error(rc, "cannot read the timings") : LP_OK;
 }
 
 int lp_cuda_prof_end(lp_cuda_prof *p, lp_collector *c) {

@@ -21,17 +21,17 @@
 #include "layerprof.h"
 #include "model/tree.h"
 
-/* The shim's CUDA-events timer. Every function may be NULL only if `begin` is. */
+/* The shim's CUDA-events timer. Every function may be NULL only if `begin` is. A failing function
+ * returns a status and leaves its message in the thread's error (lp_error_set). */
 typedef struct lp_cuda_events_backend {
     void *ctx;
-    int (*begin)(void *ctx);                 /* LP_OK, or a status with error() set */
+    int (*begin)(void *ctx);                 /* LP_OK, or a status with the message set */
     void (*push)(void *ctx, uint64_t scope); /* hot path: an event on the current stream */
     void (*pop)(void *ctx, uint64_t scope);
     /* After a synchronised forward: each timed call's self span (its span minus nested spans) goes
      * to `sink`; calls that could not be timed are added to *lost. */
     int (*collect)(void *ctx, lp_cuda_sink sink, void *sink_ctx, uint64_t *lost);
     void (*end)(void *ctx);
-    const char *(*error)(void *ctx); /* the message of the last failure */
 } lp_cuda_events_backend;
 
 typedef struct lp_cuda_prof_config {

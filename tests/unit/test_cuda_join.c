@@ -539,16 +539,12 @@ static int ev_collect(void *ctx, lp_cuda_sink sink, void *sink_ctx, uint64_t *lo
 static void ev_end(void *ctx) {
     ((fake_events *)ctx)->ended++;
 }
-static const char *ev_error(void *ctx) {
-    (void)ctx;
-    return "fake";
-}
 
 static void test_events_fallback_times_each_call_and_says_so(void **state) {
     fixture *f = *state;
     fake_events fe = {0};
     fe.lost = 2;
-    lp_cuda_events_backend be = {&fe, ev_begin, ev_push, ev_pop, ev_collect, ev_end, ev_error};
+    lp_cuda_events_backend be = {&fe, ev_begin, ev_push, ev_pop, ev_collect, ev_end};
     lp_cuda_prof_config pc = {1, LP_CUDA_TIMING_EVENTS, 0, 0, &f->tree, &be};
     lp_cuda_prof *p = NULL;
     assert_int_equal(lp_cuda_prof_open(&p, &pc), LP_OK);
