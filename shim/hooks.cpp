@@ -10,10 +10,12 @@
 #include <torch/csrc/profiler/orchestration/observer.h>
 #include <torch/version.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <string_view>
 
 #include "base/clock.h"
 #include "shim_internal.hpp"
@@ -89,46 +91,40 @@ void on_frame_end(const at::RecordFunction &fn, at::ObserverContext *) noexcept 
     if (m) t_ops_wanted = m->sink.call_exit(m->sink.ctx, t) != 0;
 }
 
-// Graph mode, slow path: the module of the op running now, from the interpreter's inlined call
-// stack. Entries look like "TOP(Net)::forward", "block(Block)::forward", "SELF(Block)::helper",
-// "::relu" (a free function): the instance names between TOP and the op make the dotted path.
-// The child of module `cur` that the call stack names `name`. Compiled code indexes containers
-// (`getattr(self.layers, "0")`), so the stack names the element, not the container: look inside
-// children without forward too. -1 when there is none.
-int32_t child_named(const lps_model *m, int32_t cur, const std::string &name) {
-    const std::string &base = m->modules[cur].path;
-    auto it = m->path_to_module.find(base.empty() ? name : base + "." + name);
-    if (it != m->path_to_module.end()) return it->second;
-    for (int32_t c : m->modules[cur].children) {
-        if (m->modules[c].has_forward) continue;
-        it = m->path_to_module.find(m->modules[c].path + "." + name);
-        if (it != m->path_to_module.end()) return it->second;
+// Graph mode, slow path: splits one entry of the interpreter's call stack ("block(Block)::forward",
+// "SELF(Block)::helper", "::relu", "TOP(Branch)::<forked function>") without interpreting it: which
+// module the names lead to is the core's decision (sink.resolve).
+lps_frame split_frame(std::string_view entry) noexcept {
+    lps_frame f{"", 0, "", 0, "", 0};
+    size_t sep = entry.rfind("::");
+    std::string_view head = entry.substr(0, sep == std::string_view::npos ? entry.size() : sep);
+    if (sep != std::string_view::npos) {
+        f.method = entry.data() + sep + 2;
+        f.method_len = entry.size() - sep - 2;
     }
-    return -1;
+    size_t open = head.find('(');
+    size_t close = head.rfind(')');
+    if (open != std::string_view::npos) {
+        f.instance = head.data();
+        f.instance_len = open;
+        if (close != std::string_view::npos && close > open) {
+            f.class_name = head.data() + open + 1;
+            f.class_len = close - open - 1;
+        }
+    }
+    return f;
 }
 
 int32_t resolve_module(lps_model *m) {
-    int32_t cur = 0;
-    auto hierarchy = torch::jit::currentModuleHierarchy();
-    static const char k_fork[] = "::<forked function>";
-    const size_t fork_len = sizeof k_fork - 1;
-    if (!hierarchy.empty() && t_fork_depth > 0 && t_fork_depth <= k_max_fork_depth &&
-        hierarchy[0].size() >= fork_len &&
-        hierarchy[0].compare(hierarchy[0].size() - fork_len, fork_len, k_fork) == 0) {
-        int32_t base = t_fork_base[t_fork_depth - 1];
-        if (base > 0 && (size_t)base < m->modules.size()) cur = base;
-    }
-    // Walk down one instance name at a time; an unknown name stops at the closest enclosing module.
-    for (const auto &entry : hierarchy) {
-        size_t paren = entry.find('(');
-        if (paren == std::string::npos || paren == 0) continue;
-        std::string name = entry.substr(0, paren);
-        if (name == "TOP" || name == "SELF") continue;
-        int32_t next = child_named(m, cur, name);
-        if (next < 0) break;
-        cur = next;
-    }
-    return cur;
+    if (!m->sink.resolve) return -1;
+    auto hierarchy = torch::jit::currentModuleHierarchy(); // allocates: once per op site
+    lps_frame frames[LPS_MAX_FRAMES];
+    size_t n = std::min(hierarchy.size(), static_cast<size_t>(LPS_MAX_FRAMES));
+    for (size_t i = 0; i < n; i++)
+        frames[i] = split_frame(hierarchy[i]);
+    int32_t fork_base =
+        t_fork_depth > 0 && t_fork_depth <= k_max_fork_depth ? t_fork_base[t_fork_depth - 1] : -1;
+    return m->sink.resolve(m->sink.ctx, frames, n, fork_base);
 }
 
 // The module of a top-level op in graph mode: cached per position in the forward's op sequence,

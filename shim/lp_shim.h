@@ -78,12 +78,32 @@ uint64_t lps_last_forward_ns(const lps_model *m) LPS_NOEXCEPT;
  */
 int lps_forward_output(lps_model *m, lps_inputs *in, void **bytes, size_t *size) LPS_NOEXCEPT;
 
+/* One entry of TorchScript's inlined call stack (graph mode), split but not interpreted:
+ * "block(Block)::forward" is instance "block", class "Block", method "forward"; "::relu" (a free
+ * function) has an empty instance and class. The text is borrowed for the duration of the call
+ * and not NUL-terminated. */
+typedef struct lps_frame {
+    const char *instance;
+    size_t instance_len;
+    const char *class_name;
+    size_t class_len;
+    const char *method;
+    size_t method_len;
+} lps_frame;
+
+/* The outermost frames handed over; a deeper stack resolves to its module at this depth. */
+#define LPS_MAX_FRAMES 64
+
 /* Where events go. Called on the threads that run the model; must not throw.
  * call_enter, call_exit and op_start return 1 when op events are wanted on this thread now, 0
  * when the innermost call is not measured: the shim then skips the ops that start before the
  * next of these three calls on the thread (and their op_end), except graph mode's top-level ops,
  * which carry their module. `shape_key` hashes the op's input sizes with LPS_HOOK_SHAPES (never
- * 0 then), else 0. */
+ * 0 then), else 0.
+ * resolve (graph mode; may be NULL, and then top-level ops carry -1): the module a top-level op
+ * runs in, from its call stack (frames outermost first), called once per op site on the thread
+ * that began profiling. `fork_base` is the module of the innermost open torch.jit.fork task (the
+ * `self` its "<forked function>" frame ran on, whose stack starts at that function), else -1. */
 typedef struct lps_sink {
     void *ctx;
     int (*call_enter)(void *ctx, int32_t module, uint64_t t_ns);
@@ -91,6 +111,7 @@ typedef struct lps_sink {
     int (*op_start)(void *ctx, const char *name, int32_t module, uint64_t shape_key, uint64_t t_ns);
     void (*op_end)(void *ctx, uint64_t t_ns);
     void (*memory)(void *ctx, const void *ptr, int64_t bytes, int device, uint64_t t_ns);
+    int32_t (*resolve)(void *ctx, const lps_frame *frames, size_t n, int32_t fork_base);
 } lps_sink;
 
 /* Device ids of memory events. */
@@ -111,7 +132,8 @@ enum {
 int lps_op_input_shapes(char *buf, size_t size) LPS_NOEXCEPT;
 
 /* Installs the callbacks on the calling thread (and the tasks it forks). In graph mode (the model
- * was loaded with optimize=1) top-level ops carry their module, resolved once per op site.
+ * was loaded with optimize=1) top-level ops carry their module: sink.resolve's answer, asked once
+ * per op site (a position in the forward's op sequence, checked by the op's name pointer).
  * Fails with LP_ERR_BUSY when another profiler holds a slot layerprof needs. */
 int lps_profile_begin(lps_model *m, const lps_sink *sink, unsigned hooks) LPS_NOEXCEPT;
 /* Removes them. Safe to call when nothing is installed. */

@@ -122,7 +122,6 @@ static void index_modules(lps_model *m) {
         }
         e.has_forward = item.value.find_method("forward").has_value();
         int32_t index = (int32_t)m->modules.size();
-        if (e.parent >= 0) m->modules[e.parent].children.push_back(index);
         m->path_to_module.emplace(e.path, index);
         m->self_to_module.emplace(item.value._ivalue().get(), index);
         m->modules.push_back(std::move(e));

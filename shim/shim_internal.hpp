@@ -43,8 +43,7 @@ template <typename F> int guard(F &&body) noexcept {
 struct ModuleEntry {
     std::string path, class_name;
     int32_t parent;
-    bool has_forward;              // false for containers (ModuleList, ModuleDict): never called
-    std::vector<int32_t> children; // direct children, in order
+    bool has_forward; // false for containers (ModuleList, ModuleDict): never called
 };
 
 struct OpSite {
@@ -60,7 +59,7 @@ struct lps_model {
     int optimize = 0;
     std::vector<lps::ModuleEntry> modules;
     std::unordered_map<const void *, int32_t> self_to_module; // ivalue::Object* -> index
-    std::unordered_map<std::string, int32_t> path_to_module;
+    std::unordered_map<std::string, int32_t> path_to_module;  // at load: each module's parent
     std::string default_inputs;
     bool has_default_inputs = false;
 
