@@ -111,9 +111,11 @@ constexpr size_t k_first_spans = 4096;
 constexpr size_t k_max_spans = 1u << 20;
 constexpr int k_max_depth = 1024;
 
+// A recorded call: the raw facts the core turns into self times (lps_cuda_events_collect).
 struct Span {
     uint64_t scope;
-    int32_t parent; // enclosing timed span in this forward, -1 at the top
+    int32_t parent; // innermost enclosing recorded span in this forward, -1 at the top
+    bool closed;    // its end event was recorded (a forward that threw leaves spans open)
 };
 
 struct EventTimer {
@@ -121,9 +123,12 @@ struct EventTimer {
     std::vector<cudaEvent_t> events; // 2 per span: start, end
     std::vector<Span> spans;         // capacity events.size() / 2
     size_t used = 0;
-    std::array<int32_t, k_max_depth> stack{}; // open spans; -1: an untimed call
+    // Per open call: the innermost recorded span at or below it (what a nested call names as its
+    // parent, so an unrecorded call in between is skipped), and whether it is the call's own.
+    std::array<int32_t, k_max_depth> stack{};
+    std::array<bool, k_max_depth> own{};
     int depth = 0;
-    uint64_t lost = 0;
+    uint64_t lost = 0; // calls not recorded: pool full, nested too deep, no stream
     bool full = false;
     std::string error;
 };
@@ -257,61 +262,62 @@ void lps_cuda_events_push(void *, uint64_t scope) noexcept {
         return;
     }
     int d = t->depth++;
-    if (d >= k_max_depth) return;
+    if (d >= k_max_depth) {
+        t->lost++;
+        return;
+    }
+    int32_t parent = d > 0 ? t->stack[d - 1] : -1;
     cudaStream_t s;
     if (t->used == t->spans.size() || !current_stream(*t, &s)) {
-        t->stack[d] = -1;
+        t->stack[d] = parent;
+        t->own[d] = false;
         t->lost++;
         if (t->used == t->spans.size()) t->full = true;
         return;
     }
     int32_t i = static_cast<int32_t>(t->used++);
-    t->spans[i] = {scope, d > 0 ? t->stack[d - 1] : -1};
-    // An untimed parent (-1) leaves the child at the top: its span is still right.
+    t->spans[i] = {scope, parent, false};
     t->stack[d] = i;
-    cudart().event_record(t->events[2 * i], s);
+    t->own[d] = true;
+    // A failed record would stay the runtime's last error, where libtorch's own launch check
+    // would find it and throw in the model: clear it (the span then reads as unreadable).
+    if (cudart().event_record(t->events[2 * i], s) != cudaSuccess) cudart().last_error();
 }
 
 void lps_cuda_events_pop(void *, uint64_t) noexcept {
     EventTimer *t = g_timer;
     if (!t || !t_timed || t->depth == 0) return;
     int d = --t->depth;
-    if (d >= k_max_depth || t->stack[d] < 0) return;
+    if (d >= k_max_depth || !t->own[d]) return;
     int32_t i = t->stack[d];
     cudaStream_t s;
-    if (current_stream(*t, &s)) cudart().event_record(t->events[2 * i + 1], s);
+    if (!current_stream(*t, &s)) return;
+    if (cudart().event_record(t->events[2 * i + 1], s) == cudaSuccess)
+        t->spans[i].closed = true;
+    else
+        cudart().last_error();
 }
 
-int lps_cuda_events_collect(void *, int (*sink)(void *, uint64_t, uint64_t), void *sink_ctx,
-                            uint64_t *lost) noexcept {
+int lps_cuda_events_collect(void *, void (*span)(void *, uint64_t, int32_t, int64_t),
+                            void *span_ctx, uint64_t *lost) noexcept {
     EventTimer *t = g_timer;
     *lost = 0;
     if (!t) return LP_OK;
     return lps::guard([&]() -> int {
         const Cudart &rt = cudart();
         DeviceScope scope(t->device);
-        // Spans still open (a forward that threw) cannot be read: drop them.
-        size_t n = t->used;
-        std::vector<uint64_t> span(n, 0);
-        std::vector<uint64_t> nested(n, 0);
-        std::vector<char> ok(n, 0);
-        for (size_t i = 0; i < n; i++) {
+        for (size_t i = 0; i < t->used; i++) {
+            const Span &sp = t->spans[i];
             float ms = 0;
-            cudaError_t rc = rt.elapsed(&ms, t->events[2 * i], t->events[2 * i + 1]);
-            if (rc != cudaSuccess) {
-                rt.last_error();
-                t->lost++;
-                continue;
+            int64_t ns = -1; // could not be read: the core counts it
+            if (sp.closed) {
+                cudaError_t rc = rt.elapsed(&ms, t->events[2 * i], t->events[2 * i + 1]);
+                if (rc == cudaSuccess)
+                    ns = ms > 0 ? static_cast<int64_t>(std::llround(ms * 1e6)) : 0;
+                else
+                    rt.last_error();
             }
-            ok[i] = 1;
-            span[i] = ms > 0 ? static_cast<uint64_t>(std::llround(ms * 1e6)) : 0;
-        }
-        for (size_t i = 0; i < n; i++)
-            if (ok[i] && t->spans[i].parent >= 0) nested[t->spans[i].parent] += span[i];
-        for (size_t i = 0; i < n; i++) {
-            if (!ok[i]) continue;
-            uint64_t self = span[i] > nested[i] ? span[i] - nested[i] : 0;
-            if (sink(sink_ctx, t->spans[i].scope, self) != 0) t->lost++;
+            span(span_ctx, sp.scope, sp.parent, ns);
         }
         t->used = 0;
         t->depth = 0;
@@ -342,7 +348,7 @@ int lps_cuda_events_begin(void *) noexcept {
 }
 void lps_cuda_events_push(void *, uint64_t) noexcept {}
 void lps_cuda_events_pop(void *, uint64_t) noexcept {}
-int lps_cuda_events_collect(void *, int (*)(void *, uint64_t, uint64_t), void *,
+int lps_cuda_events_collect(void *, void (*)(void *, uint64_t, int32_t, int64_t), void *,
                             uint64_t *lost) noexcept {
     *lost = 0;
     return LP_OK;

@@ -152,15 +152,20 @@ int lps_cuda_check(const char *device) LPS_NOEXCEPT;
 int lps_device_synchronize(lps_model *m) LPS_NOEXCEPT;
 
 /* The CUDA-events timer, the fallback when CUPTI cannot be used. `ctx` is the lps_model; the
- * signatures match lp_cuda_events_backend (src/cupti_collector.h). Only the thread that called
- * begin is timed. push/pop (hot path) record an event on that thread's current stream; collect,
- * after lps_forward returned (the device is idle), hands each timed call's self span (its span
- * minus the spans nested in it) to `sink` and counts the calls it could not time in *lost. */
+ * signatures match lp_cuda_events_backend (src/collect/cuda_events.h). Only the thread that called
+ * begin is timed. push/pop (hot path) record an event on that thread's current stream. collect,
+ * after lps_forward returned (the device is idle), hands every call recorded since the last
+ * collect to `span`, in the order they started: its scope, the index (in that order) of the
+ * innermost enclosing recorded call or -1, and its span in ns, or -1 when it could not be read
+ * (a failed event, a call left open by a forward that threw). Self times are the core's to work
+ * out. *lost: the calls it could not record (pool full, another thread, nested too deep). */
 int lps_cuda_events_begin(void *ctx) LPS_NOEXCEPT;
 void lps_cuda_events_push(void *ctx, uint64_t scope) LPS_NOEXCEPT;
 void lps_cuda_events_pop(void *ctx, uint64_t scope) LPS_NOEXCEPT;
-int lps_cuda_events_collect(void *ctx, int (*sink)(void *sink_ctx, uint64_t scope, uint64_t ns),
-                            void *sink_ctx, uint64_t *lost) LPS_NOEXCEPT;
+int lps_cuda_events_collect(void *ctx,
+                            void (*span)(void *span_ctx, uint64_t scope, int32_t parent,
+                                         int64_t ns),
+                            void *span_ctx, uint64_t *lost) LPS_NOEXCEPT;
 void lps_cuda_events_end(void *ctx) LPS_NOEXCEPT;
 
 #ifdef __cplusplus

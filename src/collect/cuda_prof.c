@@ -22,6 +22,7 @@ struct lp_cuda_prof {
     char fallback[200]; /* why CUPTI was not used, when auto fell back to events */
     int began;
     uint64_t events_lost; /* calls the events fallback could not time */
+    lp_cuda_spans spans;  /* the events fallback's spans of one forward, reused */
     lp_cuda_join_stats stats;
     lp_cupti *cupti; /* claimed at open for METHOD_CUPTI */
     lp_nvtx *nvtx;   /* cfg.nvtx */
@@ -105,6 +106,7 @@ void lp_cuda_prof_close(lp_cuda_prof *p) {
     if (p->began && p->method == METHOD_EVENTS && p->events.end) p->events.end(p->events.ctx);
     lp_cupti_release(p->cupti);
     lp_nvtx_close(p->nvtx);
+    lp_cuda_spans_free(&p->spans);
     free(p);
 }
 
@@ -152,7 +154,7 @@ int lp_cuda_prof_begin(lp_cuda_prof *p) {
 int lp_cuda_prof_iteration_done(lp_cuda_prof *p, lp_collector *c) {
     if (!p || p->method != METHOD_EVENTS || !p->began) return LP_OK;
     uint64_t lost = 0;
-    int rc = lp_cuda_events_collect(&p->events, lp_collector_add_cuda, c, &lost);
+    int rc = lp_cuda_events_collect(&p->events, &p->spans, lp_collector_add_cuda, c, &lost);
     p->events_lost += lost;
     return rc;
 }

@@ -505,11 +505,18 @@ static void test_cuda_columns_appear_with_cuda_time_and_cuda_memory(void **state
 /* ---- the CUDA-events fallback through lp_cuda_prof ---------------------------------------------
  */
 
+/* A timer whose calls each take 7 ns of their own: a call's span is 7 plus its children's. */
 typedef struct fake_events {
     int begun, ended;
-    uint64_t open[16];
+    uint64_t open[16];         /* scope per open call */
+    int32_t open_span[16];     /* its span's index */
+    int64_t open_children[16]; /* the spans of its closed children */
     int sp;
-    uint64_t done[64];
+    struct {
+        uint64_t scope;
+        int32_t parent;
+        int64_t ns;
+    } done[64]; /* in the order the calls started */
     int n_done;
     uint64_t lost;
 } fake_events;
@@ -520,18 +527,26 @@ static int ev_begin(void *ctx) {
 }
 static void ev_push(void *ctx, uint64_t scope) {
     fake_events *e = ctx;
-    e->open[e->sp++] = scope;
+    int32_t i = e->n_done++;
+    e->done[i].scope = scope;
+    e->done[i].parent = e->sp ? e->open_span[e->sp - 1] : -1;
+    e->done[i].ns = -1;
+    e->open[e->sp] = scope;
+    e->open_span[e->sp] = i;
+    e->open_children[e->sp++] = 0;
 }
 static void ev_pop(void *ctx, uint64_t scope) {
     fake_events *e = ctx;
     assert_int_equal(e->open[--e->sp], scope);
-    e->done[e->n_done++] = scope;
+    int64_t ns = 7 + e->open_children[e->sp];
+    e->done[e->open_span[e->sp]].ns = ns;
+    if (e->sp) e->open_children[e->sp - 1] += ns;
 }
-/* Every call's self span is 7 ns. */
-static int ev_collect(void *ctx, lp_cuda_sink sink, void *sink_ctx, uint64_t *lost) {
+/* Hands over the raw spans: the self times are the core's to work out. */
+static int ev_collect(void *ctx, lp_cuda_span_sink span, void *span_ctx, uint64_t *lost) {
     fake_events *e = ctx;
     for (int i = 0; i < e->n_done; i++)
-        assert_int_equal(sink(sink_ctx, e->done[i], 7), 0);
+        span(span_ctx, e->done[i].scope, e->done[i].parent, e->done[i].ns);
     e->n_done = 0;
     *lost = e->lost;
     return LP_OK;
