@@ -12,7 +12,7 @@ foreach(name test_api_null test_outputs test_threads test_sessions_loop)
 endforeach()
 
 # libtorch's own profilers next to layerprof: this test drives them, so it links libtorch (the
-# only target besides the shim that does). -DNDEBUG as in the shim (LIBTORCH-NOTES.md).
+# only target besides the shim that does). -DNDEBUG as in the shim (docs/libtorch.md).
 find_package(Torch REQUIRED QUIET)
 add_executable(test_other_profiler ${CMAKE_CURRENT_SOURCE_DIR}/test_other_profiler.cpp)
 target_compile_definitions(test_other_profiler PRIVATE NDEBUG LP_MODELS_DIR="${LP_MODELS_DIR}")
