@@ -41,11 +41,12 @@
 #include "collect/collector.h"
 #include "layerprof.h"
 #include "lp_shim.h"
+#include "model/callstack.h"
 #include "model/tree.h"
 #include "report/render.h"
 
 static void die(const char *what, int rc) {
-    fprintf(stderr, "lp_bench_torch: %s: %s (%d)\n", what, lps_error_last(), rc);
+    fprintf(stderr, "lp_bench_torch: %s: %s (%d)\n", what, lp_error_last(), rc);
     exit(2);
 }
 
@@ -124,6 +125,15 @@ static void sink_op_end(void *c, uint64_t t) {
 static void sink_memory(void *c, const void *p, int64_t b, int d, uint64_t t) {
     lp_ev_memory(c, p, b, d, t);
 }
+static int32_t sink_resolve(void *c, const lps_frame *frames, size_t n, int32_t fork_base) {
+    lp_callstack_frame core[LPS_MAX_FRAMES];
+    if (n > LPS_MAX_FRAMES) n = LPS_MAX_FRAMES;
+    for (size_t i = 0; i < n; i++)
+        core[i] =
+            (lp_callstack_frame){frames[i].instance,  frames[i].instance_len, frames[i].class_name,
+                                 frames[i].class_len, frames[i].method,       frames[i].method_len};
+    return lp_callstack_resolve(lp_collector_tree(c), core, n, fork_base);
+}
 
 /* Counts what one forward delivers: the op-counting sink. */
 typedef struct counts {
@@ -163,10 +173,17 @@ static void count_memory(void *c, const void *p, int64_t b, int d, uint64_t t) {
         ((counts *)c)->frees++;
 }
 
+/* The shim still reads and splits the call stack of each new op site; the answer is the root. */
+static int32_t count_resolve(void *c, const lps_frame *frames, size_t n, int32_t fork_base) {
+    (void)c, (void)frames, (void)n, (void)fork_base;
+    return 0;
+}
+
 /* Events per forward, averaged over `n` forwards after the executor's own warm-up. */
 static counts count_events(bench_model *bm, unsigned hooks, int n) {
     counts k = {0};
-    lps_sink sink = {&k, count_enter, count_exit, count_op, count_op_end, count_memory};
+    lps_sink sink = {&k,           count_enter,  count_exit,   count_op,
+                     count_op_end, count_memory, count_resolve};
     int rc = lps_profile_begin(bm->m, &sink, hooks);
     if (rc) die("lps_profile_begin", rc);
     for (int i = 0; i < n; i++)
@@ -207,10 +224,11 @@ static int g_cpu_clock = 1;
 
 static void run_block(variant *v) {
     size_t first = v->fwd.n;
-    lps_sink sink = {v->c,          sink_call_enter, sink_call_exit,
-                     sink_op_start, sink_op_end,     sink_memory};
+    lps_sink sink = {v->c,        sink_call_enter, sink_call_exit, sink_op_start,
+                     sink_op_end, sink_memory,     sink_resolve};
     if (v->empty_sink)
-        sink = (lps_sink){&v->k, count_enter, count_exit, count_op, count_op_end, count_memory};
+        sink = (lps_sink){&v->k,        count_enter,  count_exit,   count_op,
+                          count_op_end, count_memory, count_resolve};
     uint64_t t0 = 0, t1 = 0;
     if (v->hooks) {
         t0 = lp_now_ns();
@@ -542,7 +560,7 @@ static int cmd_report(const char *path, const char *name, int reps) {
                                       .selected = NULL};
             if (lp_collector_create(&c, &tree, &cc)) die("lp_collector_create", -1);
             lps_sink sink = {c,           sink_call_enter, sink_call_exit, sink_op_start,
-                             sink_op_end, sink_memory};
+                             sink_op_end, sink_memory,     sink_resolve};
             int rc = lps_profile_begin(bm.m, &sink, settings[s].hooks);
             if (rc) die("lps_profile_begin", rc);
             for (int i = 0; i < 2; i++) {
@@ -598,7 +616,8 @@ static int cmd_iterations(const char *path, const char *name, int max) {
     lp_collector_config cc = {
         .memory = 1, .memory_devices = 1u << LP_DEV_CPU, .ops = 1, .selected = NULL};
     if (lp_collector_create(&c, &tree, &cc)) die("lp_collector_create", -1);
-    lps_sink sink = {c, sink_call_enter, sink_call_exit, sink_op_start, sink_op_end, sink_memory};
+    lps_sink sink = {c,           sink_call_enter, sink_call_exit, sink_op_start,
+                     sink_op_end, sink_memory,     sink_resolve};
     int rc = lps_profile_begin(bm.m, &sink, LPS_HOOK_MODULES | LPS_HOOK_OPS | LPS_HOOK_MEMORY);
     if (rc) die("lps_profile_begin", rc);
     bench_heap first = {0}, last = {0};
@@ -671,10 +690,11 @@ static int cmd_loop(const char *path, const char *exec, const char *setting, int
         lp_collector_config cc = {
             .memory = memory, .memory_devices = 1u << LP_DEV_CPU, .ops = ops, .selected = NULL};
         if (lp_collector_create(&c, &tree, &cc)) die("lp_collector_create", -1);
-        sink =
-            (lps_sink){c, sink_call_enter, sink_call_exit, sink_op_start, sink_op_end, sink_memory};
+        sink = (lps_sink){c,           sink_call_enter, sink_call_exit, sink_op_start,
+                          sink_op_end, sink_memory,     sink_resolve};
     } else if (hooks) {
-        sink = (lps_sink){&k, count_enter, count_exit, count_op, count_op_end, count_memory};
+        sink = (lps_sink){&k,           count_enter,  count_exit,   count_op,
+                          count_op_end, count_memory, count_resolve};
     }
     if (hooks) {
         int rc = lps_profile_begin(bm.m, &sink, hooks);

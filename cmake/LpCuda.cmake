@@ -1,5 +1,5 @@
-# LpCuda.cmake: the core's CUDA parts (src/collect/cuda_prof.c): CUPTI activity records for CUDA
-# kernel time per module, and NVTX ranges. They need the CUDA Toolkit's headers and no libtorch:
+# LpCuda.cmake: the core's CUDA parts (src/collect/cupti.c, nvtx.c): CUPTI activity records for
+# CUDA kernel time per module, and NVTX ranges. They need the CUDA Toolkit's headers and no libtorch:
 # libcupti is opened at run time (preferring the copy libtorch already loaded, since a process has
 # one CUPTI), so nothing here adds a link dependency. Included from the top CMakeLists.txt after
 # lp_core_obj is defined. Says what it found, or what is missing, in one line.

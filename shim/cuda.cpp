@@ -111,9 +111,11 @@ constexpr size_t k_first_spans = 4096;
 constexpr size_t k_max_spans = 1u << 20;
 constexpr int k_max_depth = 1024;
 
+// A recorded call: the raw facts the core turns into self times (lps_cuda_events_collect).
 struct Span {
     uint64_t scope;
-    int32_t parent; // enclosing timed span in this forward, -1 at the top
+    int32_t parent; // innermost enclosing recorded span in this forward, -1 at the top
+    bool closed;    // its end event was recorded (a forward that threw leaves spans open)
 };
 
 struct EventTimer {
@@ -121,9 +123,12 @@ struct EventTimer {
     std::vector<cudaEvent_t> events; // 2 per span: start, end
     std::vector<Span> spans;         // capacity events.size() / 2
     size_t used = 0;
-    std::array<int32_t, k_max_depth> stack{}; // open spans; -1: an untimed call
+    // Per open call: the innermost recorded span at or below it (what a nested call names as its
+    // parent, so an unrecorded call in between is skipped), and whether it is the call's own.
+    std::array<int32_t, k_max_depth> stack{};
+    std::array<bool, k_max_depth> own{};
     int depth = 0;
-    uint64_t lost = 0;
+    uint64_t lost = 0; // calls not recorded: pool full, nested too deep, no stream
     bool full = false;
     std::string error;
 };
@@ -149,7 +154,7 @@ bool add_events(EventTimer &t, size_t spans) {
     return true;
 }
 
-void destroy(EventTimer *t) {
+void destroy(EventTimer *t) noexcept {
     if (!t) return;
     for (auto e : t->events)
         cudart().event_destroy(e);
@@ -162,21 +167,21 @@ void destroy(EventTimer *t) {
 
 extern "C" {
 
-int lps_cuda_built(void) {
+int lps_cuda_built(void) noexcept {
     return LPS_HAVE_CUDA;
 }
 
-int lps_cuda_check(const char *device) {
+int lps_cuda_check(const char *device) noexcept {
     int index;
     if (cuda_index(device, &index)) return LP_OK;
 #if !LPS_HAVE_CUDA
-    return lps::set_error(LP_ERR_UNSUPPORTED,
-                          "CUDA is not available: layerprof was built against libtorch %s "
-                          "without CUDA support (build it against a CUDA libtorch, such as the "
-                          "pip wheel's)",
-                          lps_torch_version());
+    return lp_error_set(LP_ERR_UNSUPPORTED,
+                        "CUDA is not available: layerprof was built against libtorch %s "
+                        "without CUDA support (build it against a CUDA libtorch, such as the "
+                        "pip wheel's)",
+                        lps_torch_version());
 #else
-    LPS_GUARD({
+    return lps::guard([&]() -> int {
         // libtorch decides; the runtime only explains a "no".
         int n = static_cast<int>(torch::cuda::device_count());
         if (n <= 0) {
@@ -185,63 +190,71 @@ int lps_cuda_check(const char *device) {
             cudaError_t rc = rt.missing.empty() ? rt.get_device_count(&count) : cudaSuccess;
             if (rc != cudaSuccess) {
                 rt.last_error();
-                return lps::set_error(LP_ERR_UNSUPPORTED, "CUDA is not available: %s",
-                                      rt.error_string(rc));
+                return lp_error_set(LP_ERR_UNSUPPORTED, "CUDA is not available: %s",
+                                    rt.error_string(rc));
             }
-            return lps::set_error(LP_ERR_UNSUPPORTED,
-                                  "CUDA is not available: no CUDA device is visible to this "
-                                  "process");
+            return lp_error_set(LP_ERR_UNSUPPORTED,
+                                "CUDA is not available: no CUDA device is visible to this "
+                                "process");
         }
         if (index >= n) {
             std::string last = n == 1 ? "" : " to cuda:" + std::to_string(n - 1);
-            return lps::set_error(LP_ERR_UNSUPPORTED,
-                                  "CUDA is not available: %s asked for, but only %d CUDA "
-                                  "device%s visible (cuda:0%s)",
-                                  device, n, n == 1 ? " is" : "s are", last.c_str());
+            return lp_error_set(LP_ERR_UNSUPPORTED,
+                                "CUDA is not available: %s asked for, but only %d CUDA "
+                                "device%s visible (cuda:0%s)",
+                                device, n, n == 1 ? " is" : "s are", last.c_str());
         }
         return LP_OK;
-    })
+    });
 #endif
 }
 
-int lps_device_synchronize(lps_model *m) {
-    if (!m) return lps::set_error(LP_ERR_INVALID, "lps_device_synchronize: NULL model");
+int lps_device_synchronize(lps_model *m) noexcept {
+    if (!m) return lp_error_set(LP_ERR_INVALID, "lps_device_synchronize: NULL model");
     if (!m->device.is_cuda()) return LP_OK;
-    LPS_GUARD({
+    return lps::guard([&]() -> int {
         torch::cuda::synchronize(m->device.has_index() ? m->device.index() : -1);
         return LP_OK;
-    })
+    });
 }
 
 #if LPS_HAVE_CUDA
 
-int lps_cuda_events_begin(void *ctx) {
+int lps_cuda_events_begin(void *ctx) noexcept {
     auto *m = static_cast<lps_model *>(ctx);
     if (!m || !m->device.is_cuda())
-        return lps::set_error(LP_ERR_INVALID, "CUDA events need a model on a CUDA device");
-    if (g_timer) return lps::set_error(LP_ERR_BUSY, "the CUDA-events timer is already in use");
-    if (!cudart().missing.empty())
-        return lps::set_error(LP_ERR_UNSUPPORTED, "CUDA events: the CUDA runtime has no %s",
-                              cudart().missing.c_str());
-    LPS_GUARD({
-        auto *t = new EventTimer();
+        return lp_error_set(LP_ERR_INVALID, "the model is not on a CUDA device");
+    if (g_timer) return lp_error_set(LP_ERR_BUSY, "the timer is already in use");
+    return lps::guard([&]() -> int {
+        if (!cudart().missing.empty())
+            return lp_error_set(LP_ERR_UNSUPPORTED, "the CUDA runtime has no %s",
+                                cudart().missing.c_str());
+        std::unique_ptr<EventTimer, void (*)(EventTimer *)> t(new EventTimer(), destroy);
         t->device = 0;
         if (m->device.has_index())
             t->device = m->device.index();
         else if (cudart().get_device(&t->device) != cudaSuccess)
             cudart().last_error();
-        if (!add_events(*t, k_first_spans)) {
-            lps::set_error(LP_ERR_RUNTIME, "%s", t->error.c_str());
-            destroy(t);
-            return LP_ERR_RUNTIME;
-        }
-        g_timer = t;
+        if (!add_events(*t, k_first_spans))
+            return lp_error_set(LP_ERR_RUNTIME, "%s", t->error.c_str());
+        g_timer = t.release();
         t_timed = true;
         return LP_OK;
-    })
+    });
 }
 
-void lps_cuda_events_push(void *, uint64_t scope) {
+// The stream the next kernels of this thread go to, or false (an exception from c10_cuda: the
+// call is then not timed rather than unwinding through the collector's C frames).
+static bool current_stream(const EventTimer &t, cudaStream_t *out) noexcept {
+    try {
+        *out = c10::cuda::getCurrentCUDAStream(static_cast<c10::DeviceIndex>(t.device));
+        return true;
+    } catch (...) {
+        return false;
+    }
+}
+
+void lps_cuda_events_push(void *, uint64_t scope) noexcept {
     EventTimer *t = g_timer;
     if (!t) return;
     if (!t_timed) {
@@ -249,61 +262,62 @@ void lps_cuda_events_push(void *, uint64_t scope) {
         return;
     }
     int d = t->depth++;
-    if (d >= k_max_depth) return;
-    if (t->used == t->spans.size()) {
-        t->stack[d] = -1;
+    if (d >= k_max_depth) {
         t->lost++;
-        t->full = true;
+        return;
+    }
+    int32_t parent = d > 0 ? t->stack[d - 1] : -1;
+    cudaStream_t s;
+    if (t->used == t->spans.size() || !current_stream(*t, &s)) {
+        t->stack[d] = parent;
+        t->own[d] = false;
+        t->lost++;
+        if (t->used == t->spans.size()) t->full = true;
         return;
     }
     int32_t i = static_cast<int32_t>(t->used++);
-    t->spans[i] = {scope, d > 0 ? t->stack[d - 1] : -1};
-    // An untimed parent (-1) leaves the child at the top: its span is still right.
+    t->spans[i] = {scope, parent, false};
     t->stack[d] = i;
-    cudaStream_t s = c10::cuda::getCurrentCUDAStream(static_cast<c10::DeviceIndex>(t->device));
-    cudart().event_record(t->events[2 * i], s);
+    t->own[d] = true;
+    // A failed record would stay the runtime's last error, where libtorch's own launch check
+    // would find it and throw in the model: clear it (the span then reads as unreadable).
+    if (cudart().event_record(t->events[2 * i], s) != cudaSuccess) cudart().last_error();
 }
 
-void lps_cuda_events_pop(void *, uint64_t) {
+void lps_cuda_events_pop(void *, uint64_t) noexcept {
     EventTimer *t = g_timer;
     if (!t || !t_timed || t->depth == 0) return;
     int d = --t->depth;
-    if (d >= k_max_depth || t->stack[d] < 0) return;
+    if (d >= k_max_depth || !t->own[d]) return;
     int32_t i = t->stack[d];
-    cudaStream_t s = c10::cuda::getCurrentCUDAStream(static_cast<c10::DeviceIndex>(t->device));
-    cudart().event_record(t->events[2 * i + 1], s);
+    cudaStream_t s;
+    if (!current_stream(*t, &s)) return;
+    if (cudart().event_record(t->events[2 * i + 1], s) == cudaSuccess)
+        t->spans[i].closed = true;
+    else
+        cudart().last_error();
 }
 
-int lps_cuda_events_collect(void *, int (*sink)(void *, uint64_t, uint64_t), void *sink_ctx,
-                            uint64_t *lost) {
+int lps_cuda_events_collect(void *, void (*span)(void *, uint64_t, int32_t, int64_t),
+                            void *span_ctx, uint64_t *lost) noexcept {
     EventTimer *t = g_timer;
     *lost = 0;
     if (!t) return LP_OK;
-    LPS_GUARD({
+    return lps::guard([&]() -> int {
         const Cudart &rt = cudart();
         DeviceScope scope(t->device);
-        // Spans still open (a forward that threw) cannot be read: drop them.
-        size_t n = t->used;
-        std::vector<uint64_t> span(n, 0); // (one declarator per line: LPS_GUARD is a macro)
-        std::vector<uint64_t> nested(n, 0);
-        std::vector<char> ok(n, 0);
-        for (size_t i = 0; i < n; i++) {
+        for (size_t i = 0; i < t->used; i++) {
+            const Span &sp = t->spans[i];
             float ms = 0;
-            cudaError_t rc = rt.elapsed(&ms, t->events[2 * i], t->events[2 * i + 1]);
-            if (rc != cudaSuccess) {
-                rt.last_error();
-                t->lost++;
-                continue;
+            int64_t ns = -1; // could not be read: the core counts it
+            if (sp.closed) {
+                cudaError_t rc = rt.elapsed(&ms, t->events[2 * i], t->events[2 * i + 1]);
+                if (rc == cudaSuccess)
+                    ns = ms > 0 ? static_cast<int64_t>(std::llround(ms * 1e6)) : 0;
+                else
+                    rt.last_error();
             }
-            ok[i] = 1;
-            span[i] = ms > 0 ? static_cast<uint64_t>(std::llround(ms * 1e6)) : 0;
-        }
-        for (size_t i = 0; i < n; i++)
-            if (ok[i] && t->spans[i].parent >= 0) nested[t->spans[i].parent] += span[i];
-        for (size_t i = 0; i < n; i++) {
-            if (!ok[i]) continue;
-            uint64_t self = span[i] > nested[i] ? span[i] - nested[i] : 0;
-            if (sink(sink_ctx, t->spans[i].scope, self) != 0) t->lost++;
+            span(span_ctx, sp.scope, sp.parent, ns);
         }
         t->used = 0;
         t->depth = 0;
@@ -313,43 +327,33 @@ int lps_cuda_events_collect(void *, int (*sink)(void *, uint64_t, uint64_t), voi
         if (t->full && t->spans.size() < k_max_spans) {
             t->full = false;
             if (!add_events(*t, std::min(k_max_spans, t->spans.size() * 2)))
-                return lps::set_error(LP_ERR_RUNTIME, "%s", t->error.c_str());
+                return lp_error_set(LP_ERR_RUNTIME, "%s", t->error.c_str());
         }
         return LP_OK;
-    })
+    });
 }
 
-void lps_cuda_events_end(void *) {
+void lps_cuda_events_end(void *) noexcept {
     EventTimer *t = g_timer;
     g_timer = nullptr;
     t_timed = false;
-    try {
-        destroy(t);
-    } catch (...) {
-    }
-}
-
-const char *lps_cuda_events_error(void *) {
-    return lps_error_last();
+    destroy(t);
 }
 
 #else // !LPS_HAVE_CUDA: the timer does not exist; lps_cuda_built() says so.
 
-int lps_cuda_events_begin(void *) {
-    return lps::set_error(LP_ERR_UNSUPPORTED,
-                          "CUDA events: libtorch " LPS_STR(TORCH_VERSION_MAJOR) "." LPS_STR(
-                              TORCH_VERSION_MINOR) " was built without CUDA");
+int lps_cuda_events_begin(void *) noexcept {
+    return lp_error_set(LP_ERR_UNSUPPORTED, "libtorch " LPS_STR(TORCH_VERSION_MAJOR) "." LPS_STR(
+                                                TORCH_VERSION_MINOR) " was built without CUDA");
 }
-void lps_cuda_events_push(void *, uint64_t) {}
-void lps_cuda_events_pop(void *, uint64_t) {}
-int lps_cuda_events_collect(void *, int (*)(void *, uint64_t, uint64_t), void *, uint64_t *lost) {
+void lps_cuda_events_push(void *, uint64_t) noexcept {}
+void lps_cuda_events_pop(void *, uint64_t) noexcept {}
+int lps_cuda_events_collect(void *, void (*)(void *, uint64_t, int32_t, int64_t), void *,
+                            uint64_t *lost) noexcept {
     *lost = 0;
     return LP_OK;
 }
-void lps_cuda_events_end(void *) {}
-const char *lps_cuda_events_error(void *) {
-    return lps_error_last();
-}
+void lps_cuda_events_end(void *) noexcept {}
 
 #endif
 

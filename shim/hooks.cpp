@@ -10,10 +10,12 @@
 #include <torch/csrc/profiler/orchestration/observer.h>
 #include <torch/version.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <string_view>
 
 #include "base/clock.h"
 #include "shim_internal.hpp"
@@ -54,16 +56,26 @@ inline bool is_fork_frame(const at::RecordFunction &fn) {
     return std::strcmp(fn.name(), "<forked function>") == 0;
 }
 
-std::unique_ptr<at::ObserverContext> on_frame_start(const at::RecordFunction &fn) {
+// The module whose `self` the frame runs on (inputs()[0]: docs/libtorch.md), or -1.
+int32_t frame_module(const lps_model *m, const at::RecordFunction &fn) noexcept {
+    try {
+        auto inputs = fn.inputs();
+        if (!inputs.empty() && inputs[0].isObject()) {
+            auto it = m->self_to_module.find(&inputs[0].toObjectRef());
+            if (it != m->self_to_module.end()) return it->second;
+        }
+    } catch (...) { // not a module frame we can name: a pass-through frame for the core
+    }
+    return -1;
+}
+
+// The callbacks are noexcept: an exception would unwind through libtorch's dispatcher (and,
+// from the sink, through C frames). What they call either cannot throw or is caught above.
+std::unique_ptr<at::ObserverContext> on_frame_start(const at::RecordFunction &fn) noexcept {
     uint64_t t = lp_now_ns();
     lps_model *m = g_active.load(std::memory_order_relaxed);
     if (!m) return nullptr;
-    int32_t module = -1;
-    auto inputs = fn.inputs();
-    if (!inputs.empty() && inputs[0].isObject()) {
-        auto it = m->self_to_module.find(&inputs[0].toObjectRef());
-        if (it != m->self_to_module.end()) module = it->second;
-    }
+    int32_t module = frame_module(m, fn);
     if (m->optimize && is_fork_frame(fn)) {
         if (t_fork_depth < k_max_fork_depth) t_fork_base[t_fork_depth] = module;
         t_fork_depth++;
@@ -72,64 +84,63 @@ std::unique_ptr<at::ObserverContext> on_frame_start(const at::RecordFunction &fn
     return nullptr;
 }
 
-void on_frame_end(const at::RecordFunction &fn, at::ObserverContext *) {
+void on_frame_end(const at::RecordFunction &fn, at::ObserverContext *) noexcept {
     uint64_t t = lp_now_ns();
     lps_model *m = g_active.load(std::memory_order_relaxed);
     if (m && m->optimize && t_fork_depth > 0 && is_fork_frame(fn)) t_fork_depth--;
     if (m) t_ops_wanted = m->sink.call_exit(m->sink.ctx, t) != 0;
 }
 
-// Graph mode, slow path: the module of the op running now, from the interpreter's inlined call
-// stack. Entries look like "TOP(Net)::forward", "block(Block)::forward", "SELF(Block)::helper",
-// "::relu" (a free function): the instance names between TOP and the op make the dotted path.
-// The child of module `cur` that the call stack names `name`. Compiled code indexes containers
-// (`getattr(self.layers, "0")`), so the stack names the element, not the container: look inside
-// children without forward too. -1 when there is none.
-int32_t child_named(const lps_model *m, int32_t cur, const std::string &name) {
-    const std::string &base = m->modules[cur].path;
-    auto it = m->path_to_module.find(base.empty() ? name : base + "." + name);
-    if (it != m->path_to_module.end()) return it->second;
-    for (int32_t c : m->modules[cur].children) {
-        if (m->modules[c].has_forward) continue;
-        it = m->path_to_module.find(m->modules[c].path + "." + name);
-        if (it != m->path_to_module.end()) return it->second;
+// Graph mode, slow path: splits one entry of the interpreter's call stack ("block(Block)::forward",
+// "SELF(Block)::helper", "::relu", "TOP(Branch)::<forked function>") without interpreting it: which
+// module the names lead to is the core's decision (sink.resolve).
+lps_frame split_frame(std::string_view entry) noexcept {
+    lps_frame f{"", 0, "", 0, "", 0};
+    size_t sep = entry.rfind("::");
+    std::string_view head = entry.substr(0, sep == std::string_view::npos ? entry.size() : sep);
+    if (sep != std::string_view::npos) {
+        f.method = entry.data() + sep + 2;
+        f.method_len = entry.size() - sep - 2;
     }
-    return -1;
+    size_t open = head.find('(');
+    size_t close = head.rfind(')');
+    if (open != std::string_view::npos) {
+        f.instance = head.data();
+        f.instance_len = open;
+        if (close != std::string_view::npos && close > open) {
+            f.class_name = head.data() + open + 1;
+            f.class_len = close - open - 1;
+        }
+    }
+    return f;
 }
 
 int32_t resolve_module(lps_model *m) {
-    int32_t cur = 0;
-    auto hierarchy = torch::jit::currentModuleHierarchy();
-    static const char k_fork[] = "::<forked function>";
-    const size_t fork_len = sizeof k_fork - 1;
-    if (!hierarchy.empty() && t_fork_depth > 0 && t_fork_depth <= k_max_fork_depth &&
-        hierarchy[0].size() >= fork_len &&
-        hierarchy[0].compare(hierarchy[0].size() - fork_len, fork_len, k_fork) == 0) {
-        int32_t base = t_fork_base[t_fork_depth - 1];
-        if (base > 0 && (size_t)base < m->modules.size()) cur = base;
-    }
-    // Walk down one instance name at a time; an unknown name stops at the closest enclosing module.
-    for (const auto &entry : hierarchy) {
-        size_t paren = entry.find('(');
-        if (paren == std::string::npos || paren == 0) continue;
-        std::string name = entry.substr(0, paren);
-        if (name == "TOP" || name == "SELF") continue;
-        int32_t next = child_named(m, cur, name);
-        if (next < 0) break;
-        cur = next;
-    }
-    return cur;
+    if (!m->sink.resolve) return -1;
+    auto hierarchy = torch::jit::currentModuleHierarchy(); // allocates: once per op site
+    lps_frame frames[LPS_MAX_FRAMES];
+    size_t n = std::min(hierarchy.size(), static_cast<size_t>(LPS_MAX_FRAMES));
+    for (size_t i = 0; i < n; i++)
+        frames[i] = split_frame(hierarchy[i]);
+    int32_t fork_base =
+        t_fork_depth > 0 && t_fork_depth <= k_max_fork_depth ? t_fork_base[t_fork_depth - 1] : -1;
+    return m->sink.resolve(m->sink.ctx, frames, n, fork_base);
 }
 
 // The module of a top-level op in graph mode: cached per position in the forward's op sequence,
 // verified by the op's name pointer, so control flow that changes the sequence re-resolves.
-int32_t graph_module(lps_model *m, const char *name) {
+int32_t graph_module(lps_model *m, const char *name) noexcept {
     size_t k = t_site_pos++;
     if (k < m->sites.size() && m->sites[k].name == name) {
         m->sites_hit++;
         return m->sites[k].module;
     }
-    int32_t module = resolve_module(m);
+    int32_t module;
+    try {
+        module = resolve_module(m); // builds strings: may throw bad_alloc
+    } catch (...) {
+        return -1; // the innermost open module; not cached, so the next forward tries again
+    }
     m->sites_resolved++;
     if (k < m->sites.size())
         m->sites[k] = {name, module};
@@ -197,7 +208,7 @@ void append_sizes(std::string &out, const c10::IValue &v) {
     out += ']';
 }
 
-std::unique_ptr<at::ObserverContext> on_op_start(const at::RecordFunction &fn) {
+std::unique_ptr<at::ObserverContext> on_op_start(const at::RecordFunction &fn) noexcept {
     if (t_skip_depth) { // inside an op that was skipped: so is this one
         t_skip_depth++;
         return nullptr;
@@ -222,7 +233,7 @@ std::unique_ptr<at::ObserverContext> on_op_start(const at::RecordFunction &fn) {
     return nullptr;
 }
 
-void on_op_end(const at::RecordFunction &, at::ObserverContext *) {
+void on_op_end(const at::RecordFunction &, at::ObserverContext *) noexcept {
     if (t_skip_depth) {
         t_skip_depth--;
         return;
@@ -238,16 +249,16 @@ void on_op_end(const at::RecordFunction &, at::ObserverContext *) {
 struct MemoryReporter : c10::MemoryReportingInfoBase {
     lps_model *m;
     explicit MemoryReporter(lps_model *model) : m(model) {}
-    void report(void *ptr, int64_t size, c10::Device device) {
+    void report(void *ptr, int64_t size, c10::Device device) noexcept {
         uint64_t t = lp_now_ns();
         int dev = device.is_cuda() ? LPS_DEV_CUDA : LPS_DEV_CPU;
         m->sink.memory(m->sink.ctx, ptr, size, dev, t);
     }
     // libtorch 1.13 declares the totals int64_t, 2.x size_t: declare both, without `override`.
-    void reportMemoryUsage(void *ptr, int64_t size, int64_t, int64_t, c10::Device device) {
+    void reportMemoryUsage(void *ptr, int64_t size, int64_t, int64_t, c10::Device device) noexcept {
         report(ptr, size, device);
     }
-    void reportMemoryUsage(void *ptr, int64_t size, size_t, size_t, c10::Device device) {
+    void reportMemoryUsage(void *ptr, int64_t size, size_t, size_t, c10::Device device) noexcept {
         report(ptr, size, device);
     }
     bool memoryProfilingEnabled() const override {
@@ -277,17 +288,17 @@ void begin_forward(lps_model *) noexcept {
 
 extern "C" {
 
-int lps_profile_begin(lps_model *m, const lps_sink *sink, unsigned hooks) {
-    if (!m || !sink) return lps::set_error(LP_ERR_INVALID, "lps_profile_begin: NULL argument");
-    LPS_GUARD({
+int lps_profile_begin(lps_model *m, const lps_sink *sink, unsigned hooks) noexcept {
+    if (!m || !sink) return lp_error_set(LP_ERR_INVALID, "lps_profile_begin: NULL argument");
+    return lps::guard([&]() -> int {
         if (another_profiler_active())
-            return lps::set_error(
-                LP_ERR_BUSY, "another profiler (torch.profiler or the autograd profiler) is "
-                             "active in this process; stop it before profiling with layerprof");
+            return lp_error_set(LP_ERR_BUSY,
+                                "another profiler (torch.profiler or the autograd profiler) is "
+                                "active in this process; stop it before profiling with layerprof");
         lps_model *expected = nullptr;
         if (!g_active.compare_exchange_strong(expected, m))
-            return lps::set_error(LP_ERR_BUSY,
-                                  "another layerprof session is profiling in this process");
+            return lp_error_set(LP_ERR_BUSY,
+                                "another layerprof session is profiling in this process");
         m->sink = *sink;
         m->hooks = hooks;
         t_is_driver = true;
@@ -316,10 +327,10 @@ int lps_profile_begin(lps_model *m, const lps_sink *sink, unsigned hooks) {
             throw;
         }
         return LP_OK;
-    })
+    });
 }
 
-void lps_profile_end(lps_model *m) {
+void lps_profile_end(lps_model *m) noexcept {
     if (!m) return;
     try {
         for (auto h : m->handles)
@@ -334,12 +345,12 @@ void lps_profile_end(lps_model *m) {
     t_is_driver = false;
 }
 
-void lps_graph_stats(const lps_model *m, uint64_t *resolved, uint64_t *hits) {
+void lps_graph_stats(const lps_model *m, uint64_t *resolved, uint64_t *hits) noexcept {
     *resolved = m ? m->sites_resolved : 0;
     *hits = m ? m->sites_hit : 0;
 }
 
-int lps_op_input_shapes(char *buf, size_t size) {
+int lps_op_input_shapes(char *buf, size_t size) noexcept {
     const at::RecordFunction *fn = t_current_op;
     if (!fn) return -1;
     try {

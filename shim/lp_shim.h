@@ -3,8 +3,9 @@
  * Everything that needs a libtorch header lives behind this interface: loading a model, listing
  * its modules, making inputs, running forward, and the RecordFunction callbacks and memory reporter
  * that turn libtorch's activity into plain events. No C++ exception, type or allocation crosses it:
- * every function catches everything and returns an lp_status code, with the message available from
- * lps_error_last() on the same thread. */
+ * every function is noexcept, catches everything and returns an lp_status code. A failure sets the
+ * library's one thread-local message (lp_error_set, src/base/error.h; read with lp_error_last()),
+ * so the core never has to choose between two messages. */
 #ifndef LP_SHIM_H
 #define LP_SHIM_H
 
@@ -15,73 +16,94 @@
 
 #ifdef __cplusplus
 extern "C" {
+#define LPS_NOEXCEPT noexcept
+#else
+#define LPS_NOEXCEPT
 #endif
 
 typedef struct lps_model lps_model;
 typedef struct lps_inputs lps_inputs;
 
-/* The shim's last error message on this thread (borrowed, thread-local). */
-const char *lps_error_last(void);
-
 /* "1.13", "2.15": the libtorch the shim was compiled against. Static storage. */
-const char *lps_torch_version(void);
+const char *lps_torch_version(void) LPS_NOEXCEPT;
 
 /* Keeps libtorch's own log and warning output away from the terminal unless `verbose`. Call once,
  * before loading. */
-void lps_set_verbose(int verbose);
+void lps_set_verbose(int verbose) LPS_NOEXCEPT;
 
 /* Intra-op threads (at::set_num_threads); 0 leaves libtorch's default. */
-int lps_set_threads(int threads);
+int lps_set_threads(int threads) LPS_NOEXCEPT;
 
 /* Loads a TorchScript file onto `device` ("cpu", "cuda", "cuda:N"). `optimize` selects the
  * executor mode, which libtorch fixes per function at its first run: 0 for the hooks mode
  * (optimizer off, a frame per submodule call), 1 for the graph mode. *out: free with
  * lps_model_free. */
-int lps_model_load(const char *path, const char *device, int optimize, lps_model **out);
-void lps_model_free(lps_model *m);
+int lps_model_load(const char *path, const char *device, int optimize,
+                   lps_model **out) LPS_NOEXCEPT;
+void lps_model_free(lps_model *m) LPS_NOEXCEPT;
 
 /* The module tree in named_modules() order, root first. Strings are borrowed from the model. */
-size_t lps_model_module_count(const lps_model *m);
+size_t lps_model_module_count(const lps_model *m) LPS_NOEXCEPT;
 int lps_model_module(const lps_model *m, size_t index, const char **path, const char **class_name,
-                     int32_t *parent);
+                     int32_t *parent) LPS_NOEXCEPT;
 
 /* 0 for a container module without forward (ModuleList, ModuleDict): code indexes it, never calls
  * it, so it has no frame of its own in either mode. */
-int lps_model_module_has_forward(const lps_model *m, size_t index);
+int lps_model_module_has_forward(const lps_model *m, size_t index) LPS_NOEXCEPT;
 
 /* The default inputs recorded in the file (extra file "layerprof.inputs": one spec per line), or
  * NULL when there are none. Borrowed from the model. */
-const char *lps_model_default_inputs(const lps_model *m);
+const char *lps_model_default_inputs(const lps_model *m) LPS_NOEXCEPT;
 
 /* Makes input tensors on the model's device. Random values come from `seed`. Sizes are checked
  * against the memory available before anything is allocated. *out: free with lps_inputs_free. */
 int lps_inputs_create(lps_model *m, const lp_input_spec *specs, size_t n, uint64_t seed,
-                      lps_inputs **out);
-void lps_inputs_free(lps_inputs *in);
+                      lps_inputs **out) LPS_NOEXCEPT;
+void lps_inputs_free(lps_inputs *in) LPS_NOEXCEPT;
 
 /* Copies `bytes` of plain data (the tensor's dtype, row-major) into input `index`, whose size
  * must match exactly. */
-int lps_inputs_set(lps_inputs *in, size_t index, const void *data, size_t bytes);
+int lps_inputs_set(lps_inputs *in, size_t index, const void *data, size_t bytes) LPS_NOEXCEPT;
 
 /* Runs forward once under inference mode, discarding the output. Waits for the device. */
-int lps_forward(lps_model *m, lps_inputs *in);
+int lps_forward(lps_model *m, lps_inputs *in) LPS_NOEXCEPT;
 
 /* Wall time of the last forward call itself (lps_forward or lps_forward_output): from the call into
  * TorchScript until it and the tasks it forked were done, without the shim's setup around it or the
  * device synchronisation after it. The driver's own timing of the forward. */
-uint64_t lps_last_forward_ns(const lps_model *m);
+uint64_t lps_last_forward_ns(const lps_model *m) LPS_NOEXCEPT;
 
 /* Runs forward once and copies the output's bytes (a tensor, or the tensors of a tuple/list, in
  * order) into a buffer the caller frees with free(). For checking that profiling changes nothing.
  */
-int lps_forward_output(lps_model *m, lps_inputs *in, void **bytes, size_t *size);
+int lps_forward_output(lps_model *m, lps_inputs *in, void **bytes, size_t *size) LPS_NOEXCEPT;
+
+/* One entry of TorchScript's inlined call stack (graph mode), split but not interpreted:
+ * "block(Block)::forward" is instance "block", class "Block", method "forward"; "::relu" (a free
+ * function) has an empty instance and class. The text is borrowed for the duration of the call
+ * and not NUL-terminated. */
+typedef struct lps_frame {
+    const char *instance;
+    size_t instance_len;
+    const char *class_name;
+    size_t class_len;
+    const char *method;
+    size_t method_len;
+} lps_frame;
+
+/* The outermost frames handed over; a deeper stack resolves to its module at this depth. */
+#define LPS_MAX_FRAMES 64
 
 /* Where events go. Called on the threads that run the model; must not throw.
  * call_enter, call_exit and op_start return 1 when op events are wanted on this thread now, 0
  * when the innermost call is not measured: the shim then skips the ops that start before the
  * next of these three calls on the thread (and their op_end), except graph mode's top-level ops,
  * which carry their module. `shape_key` hashes the op's input sizes with LPS_HOOK_SHAPES (never
- * 0 then), else 0. */
+ * 0 then), else 0.
+ * resolve (graph mode; may be NULL, and then top-level ops carry -1): the module a top-level op
+ * runs in, from its call stack (frames outermost first), called once per op site on the thread
+ * that began profiling. `fork_base` is the module of the innermost open torch.jit.fork task (the
+ * `self` its "<forked function>" frame ran on, whose stack starts at that function), else -1. */
 typedef struct lps_sink {
     void *ctx;
     int (*call_enter)(void *ctx, int32_t module, uint64_t t_ns);
@@ -89,6 +111,7 @@ typedef struct lps_sink {
     int (*op_start)(void *ctx, const char *name, int32_t module, uint64_t shape_key, uint64_t t_ns);
     void (*op_end)(void *ctx, uint64_t t_ns);
     void (*memory)(void *ctx, const void *ptr, int64_t bytes, int device, uint64_t t_ns);
+    int32_t (*resolve)(void *ctx, const lps_frame *frames, size_t n, int32_t fork_base);
 } lps_sink;
 
 /* Device ids of memory events. */
@@ -106,39 +129,44 @@ enum {
  * []": tensors give their sizes, tensor lists a list of sizes, anything else []), like snprintf.
  * Returns the length the whole text needs, or -1 outside an op_start or on failure. Allocates:
  * call it only for a key seen for the first time. */
-int lps_op_input_shapes(char *buf, size_t size);
+int lps_op_input_shapes(char *buf, size_t size) LPS_NOEXCEPT;
 
 /* Installs the callbacks on the calling thread (and the tasks it forks). In graph mode (the model
- * was loaded with optimize=1) top-level ops carry their module, resolved once per op site.
+ * was loaded with optimize=1) top-level ops carry their module: sink.resolve's answer, asked once
+ * per op site (a position in the forward's op sequence, checked by the op's name pointer).
  * Fails with LP_ERR_BUSY when another profiler holds a slot layerprof needs. */
-int lps_profile_begin(lps_model *m, const lps_sink *sink, unsigned hooks);
+int lps_profile_begin(lps_model *m, const lps_sink *sink, unsigned hooks) LPS_NOEXCEPT;
 /* Removes them. Safe to call when nothing is installed. */
-void lps_profile_end(lps_model *m);
+void lps_profile_end(lps_model *m) LPS_NOEXCEPT;
 
 /* Graph mode diagnostics: op sites resolved (slow path) and cache hits since the last begin. */
-void lps_graph_stats(const lps_model *m, uint64_t *resolved, uint64_t *hits);
+void lps_graph_stats(const lps_model *m, uint64_t *resolved, uint64_t *hits) LPS_NOEXCEPT;
 
 /* --- CUDA (shim/cuda.cpp) --------------------------------------------------------------------
  * 1 when the shim was built against a CUDA-enabled libtorch (the CUDA-events timer exists). */
-int lps_cuda_built(void);
+int lps_cuda_built(void) LPS_NOEXCEPT;
 /* LP_OK for "cpu", or for "cuda[:N]" when that device can be used in this process; otherwise
  * LP_ERR_UNSUPPORTED with "CUDA is not available: <why>". Call before lps_model_load. */
-int lps_cuda_check(const char *device);
+int lps_cuda_check(const char *device) LPS_NOEXCEPT;
 /* Waits until the model's device has finished all queued work (nothing to do on the CPU). */
-int lps_device_synchronize(lps_model *m);
+int lps_device_synchronize(lps_model *m) LPS_NOEXCEPT;
 
 /* The CUDA-events timer, the fallback when CUPTI cannot be used. `ctx` is the lps_model; the
- * signatures match lp_cuda_events_backend (src/cupti_collector.h). Only the thread that called
- * begin is timed. push/pop (hot path) record an event on that thread's current stream; collect,
- * after lps_forward returned (the device is idle), hands each timed call's self span (its span
- * minus the spans nested in it) to `sink` and counts the calls it could not time in *lost. */
-int lps_cuda_events_begin(void *ctx);
-void lps_cuda_events_push(void *ctx, uint64_t scope);
-void lps_cuda_events_pop(void *ctx, uint64_t scope);
-int lps_cuda_events_collect(void *ctx, int (*sink)(void *sink_ctx, uint64_t scope, uint64_t ns),
-                            void *sink_ctx, uint64_t *lost);
-void lps_cuda_events_end(void *ctx);
-const char *lps_cuda_events_error(void *ctx);
+ * signatures match lp_cuda_events_backend (src/collect/cuda_events.h). Only the thread that called
+ * begin is timed. push/pop (hot path) record an event on that thread's current stream. collect,
+ * after lps_forward returned (the device is idle), hands every call recorded since the last
+ * collect to `span`, in the order they started: its scope, the index (in that order) of the
+ * innermost enclosing recorded call or -1, and its span in ns, or -1 when it could not be read
+ * (a failed event, a call left open by a forward that threw). Self times are the core's to work
+ * out. *lost: the calls it could not record (pool full, another thread, nested too deep). */
+int lps_cuda_events_begin(void *ctx) LPS_NOEXCEPT;
+void lps_cuda_events_push(void *ctx, uint64_t scope) LPS_NOEXCEPT;
+void lps_cuda_events_pop(void *ctx, uint64_t scope) LPS_NOEXCEPT;
+int lps_cuda_events_collect(void *ctx,
+                            void (*span)(void *span_ctx, uint64_t scope, int32_t parent,
+                                         int64_t ns),
+                            void *span_ctx, uint64_t *lost) LPS_NOEXCEPT;
+void lps_cuda_events_end(void *ctx) LPS_NOEXCEPT;
 
 #ifdef __cplusplus
 }

@@ -7,7 +7,6 @@
 #include <torch/version.h>
 
 #include <cerrno>
-#include <cstdarg>
 #include <cstdio>
 #include <condition_variable>
 #include <cstring>
@@ -21,7 +20,6 @@
 #include "shim_internal.hpp"
 
 namespace {
-thread_local char g_error[2048];
 
 #define LPS_STR2(x) #x
 #define LPS_STR(x) LPS_STR2(x)
@@ -41,71 +39,70 @@ SilentWarnings g_silent;
 
 namespace lps {
 
-int set_error(int status, const char *fmt, ...) noexcept {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(g_error, sizeof g_error, fmt, ap);
-    va_end(ap);
-    return status;
-}
-
-std::string first_line(const std::string &what) {
+std::string_view condense(std::string_view what) noexcept {
     // TorchScript errors carry a traceback; the cause is the last line that looks like
     // "SomethingError: ..." (the Python-side exception the script raised), or the first line.
-    std::string best;
+    std::string_view best;
+    bool found = false;
     size_t start = 0;
     while (start < what.size()) {
         size_t end = what.find('\n', start);
-        if (end == std::string::npos) end = what.size();
-        std::string line = what.substr(start, end - start);
+        if (end == std::string_view::npos) end = what.size();
+        std::string_view line = what.substr(start, end - start);
         size_t colon = line.find("Error: ");
-        if (colon != std::string::npos && colon < 40 && line.find(' ') > colon) best = line;
-        if (best.empty() && start == 0) best = line;
+        if (colon != std::string_view::npos && colon < 40 && line.find(' ') > colon) {
+            best = line;
+            found = true;
+        }
+        if (!found && start == 0) best = line;
         start = end + 1;
     }
     while (!best.empty() && (best.back() == ' ' || best.back() == '\r'))
-        best.pop_back();
+        best.remove_suffix(1);
     return best;
+}
+
+int fail(int status, const char *what) noexcept {
+    std::string_view line = condense(what ? what : "");
+    return lp_error_set(status, "%.*s", static_cast<int>(line.size()), line.data());
 }
 
 } // namespace lps
 
 extern "C" {
 
-const char *lps_error_last(void) {
-    return g_error;
-}
-
-const char *lps_torch_version(void) {
+const char *lps_torch_version(void) noexcept {
     return k_torch_version;
 }
 
-void lps_set_verbose(int verbose) {
-    if (!verbose) {
+void lps_set_verbose(int verbose) noexcept {
+    if (verbose) return;
+    try {
 #if TORCH_VERSION_MAJOR >= 2
         c10::WarningUtils::set_warning_handler(&g_silent);
 #else
         c10::Warning::set_warning_handler(&g_silent);
 #endif
-        FLAGS_caffe2_log_level = 3; // errors come back as exceptions, not log lines
+    } catch (...) { // libtorch's warnings then reach the terminal: noise, not a failure
     }
+    FLAGS_caffe2_log_level = 3; // errors come back as exceptions, not log lines
 }
 
-int lps_set_threads(int threads) {
-    LPS_GUARD({
+int lps_set_threads(int threads) noexcept {
+    return lps::guard([&]() -> int {
         if (threads > 0) at::set_num_threads(threads);
         return LP_OK;
-    })
+    });
 }
 
 static int parse_device(const char *device, c10::Device *out) {
     try {
         *out = c10::Device(device && *device ? device : "cpu");
     } catch (...) {
-        return lps::set_error(LP_ERR_INVALID, "unknown device '%s'", device);
+        return lp_error_set(LP_ERR_INVALID, "unknown device '%s'", device);
     }
     if (!out->is_cpu() && !out->is_cuda())
-        return lps::set_error(LP_ERR_INVALID, "unsupported device '%s' (cpu or cuda)", device);
+        return lp_error_set(LP_ERR_INVALID, "unsupported device '%s' (cpu or cuda)", device);
     return LP_OK;
 }
 
@@ -125,59 +122,57 @@ static void index_modules(lps_model *m) {
         }
         e.has_forward = item.value.find_method("forward").has_value();
         int32_t index = (int32_t)m->modules.size();
-        if (e.parent >= 0) m->modules[e.parent].children.push_back(index);
         m->path_to_module.emplace(e.path, index);
         m->self_to_module.emplace(item.value._ivalue().get(), index);
         m->modules.push_back(std::move(e));
     }
 }
 
-int lps_model_load(const char *path, const char *device, int optimize, lps_model **out) {
-    if (!path || !out) return lps::set_error(LP_ERR_INVALID, "lps_model_load: NULL argument");
+int lps_model_load(const char *path, const char *device, int optimize, lps_model **out) noexcept {
+    if (!path || !out) return lp_error_set(LP_ERR_INVALID, "lps_model_load: NULL argument");
     *out = nullptr;
-    c10::Device dev(c10::kCPU);
-    int rc = parse_device(device, &dev);
-    if (rc) return rc;
-    {
-        std::ifstream probe(path, std::ios::binary);
-        if (!probe)
-            return lps::set_error(LP_ERR_IO, "cannot open model '%s': %s", path, strerror(errno));
-    }
-    auto *m = new (std::nothrow) lps_model();
-    if (!m) return lps::set_error(LP_ERR_NOMEM, "out of memory");
-    try {
-        // The executor mode must be set before the first run of any function of this module:
-        // libtorch caches its decision per function.
-        torch::jit::setGraphExecutorOptimize(optimize != 0);
-        m->optimize = optimize;
-        m->device = dev;
-        std::unordered_map<std::string, std::string> extra{{"layerprof.inputs", ""}};
-        m->module = torch::jit::load(path, dev, extra);
-        m->module.eval();
-        auto it = extra.find("layerprof.inputs");
-        if (it != extra.end() && !it->second.empty()) {
-            m->default_inputs = it->second;
-            m->has_default_inputs = true;
+    return lps::guard([&]() -> int {
+        c10::Device dev(c10::kCPU);
+        int rc = parse_device(device, &dev);
+        if (rc) return rc;
+        {
+            std::ifstream probe(path, std::ios::binary);
+            if (!probe)
+                return lp_error_set(LP_ERR_IO, "cannot open model '%s': %s", path, strerror(errno));
         }
-        if (!m->module.find_method("forward")) {
-            delete m;
-            return lps::set_error(LP_ERR_MODEL, "model '%s' has no forward method", path);
+        auto m = std::make_unique<lps_model>();
+        try {
+            // The executor mode must be set before the first run of any function of this
+            // module: libtorch caches its decision per function (docs/libtorch.md).
+            torch::jit::setGraphExecutorOptimize(optimize != 0);
+            m->optimize = optimize;
+            m->device = dev;
+            std::unordered_map<std::string, std::string> extra{{"layerprof.inputs", ""}};
+            m->module = torch::jit::load(path, dev, extra);
+            m->module.eval();
+            auto it = extra.find("layerprof.inputs");
+            if (it != extra.end() && !it->second.empty()) {
+                m->default_inputs = it->second;
+                m->has_default_inputs = true;
+            }
+            if (!m->module.find_method("forward"))
+                return lp_error_set(LP_ERR_MODEL, "model '%s' has no forward method", path);
+            index_modules(m.get());
+        } catch (const std::bad_alloc &) {
+            throw; // out of memory, not a bad model: the guard says so
+        } catch (const std::exception &e) {
+            std::string_view why = lps::condense(e.what());
+            return lp_error_set(LP_ERR_MODEL, "cannot load '%s' as a TorchScript model: %.*s", path,
+                                static_cast<int>(why.size()), why.data());
+        } catch (...) {
+            return lp_error_set(LP_ERR_MODEL, "cannot load '%s' as a TorchScript model", path);
         }
-        index_modules(m);
-    } catch (const std::exception &e) {
-        delete m;
-        std::string why = lps::first_line(e.what());
-        return lps::set_error(LP_ERR_MODEL, "cannot load '%s' as a TorchScript model: %s", path,
-                              why.c_str());
-    } catch (...) {
-        delete m;
-        return lps::set_error(LP_ERR_MODEL, "cannot load '%s' as a TorchScript model", path);
-    }
-    *out = m;
-    return LP_OK;
+        *out = m.release();
+        return LP_OK;
+    });
 }
 
-void lps_model_free(lps_model *m) {
+void lps_model_free(lps_model *m) noexcept {
     if (!m) return;
     lps_profile_end(m);
     try {
@@ -186,14 +181,14 @@ void lps_model_free(lps_model *m) {
     }
 }
 
-size_t lps_model_module_count(const lps_model *m) {
+size_t lps_model_module_count(const lps_model *m) noexcept {
     return m ? m->modules.size() : 0;
 }
 
 int lps_model_module(const lps_model *m, size_t index, const char **path, const char **class_name,
-                     int32_t *parent) {
+                     int32_t *parent) noexcept {
     if (!m || index >= m->modules.size())
-        return lps::set_error(LP_ERR_INVALID, "module index %zu out of range", index);
+        return lp_error_set(LP_ERR_INVALID, "module index %zu out of range", index);
     const auto &e = m->modules[index];
     *path = e.path.c_str();
     *class_name = e.class_name.c_str();
@@ -201,11 +196,11 @@ int lps_model_module(const lps_model *m, size_t index, const char **path, const 
     return LP_OK;
 }
 
-int lps_model_module_has_forward(const lps_model *m, size_t index) {
+int lps_model_module_has_forward(const lps_model *m, size_t index) noexcept {
     return m && index < m->modules.size() && m->modules[index].has_forward;
 }
 
-const char *lps_model_default_inputs(const lps_model *m) {
+const char *lps_model_default_inputs(const lps_model *m) noexcept {
     return m && m->has_default_inputs ? m->default_inputs.c_str() : nullptr;
 }
 
@@ -255,19 +250,19 @@ static int make_tensor(const lp_input_spec &s, at::Generator &gen, const c10::De
     case LP_FILL_FILE: {
         std::ifstream f(s.file, std::ios::binary | std::ios::ate);
         if (!f)
-            return lps::set_error(LP_ERR_IO, "cannot open input file '%s': %s", s.file,
-                                  strerror(errno));
+            return lp_error_set(LP_ERR_IO, "cannot open input file '%s': %s", s.file,
+                                strerror(errno));
         int64_t have = (int64_t)f.tellg();
         t = at::empty(shape, at::TensorOptions().dtype(type));
         int64_t need = (int64_t)t.nbytes();
         if (have != need)
-            return lps::set_error(LP_ERR_INVALID,
-                                  "input file '%s' has %lld bytes; shape %s of %s needs %lld",
-                                  s.file, (long long)have, c10::str(t.sizes()).c_str(),
-                                  lp_dtype_name(s.dtype), (long long)need);
+            return lp_error_set(LP_ERR_INVALID,
+                                "input file '%s' has %lld bytes; shape %s of %s needs %lld", s.file,
+                                (long long)have, c10::str(t.sizes()).c_str(),
+                                lp_dtype_name(s.dtype), (long long)need);
         f.seekg(0);
         if (!f.read(static_cast<char *>(t.data_ptr()), need))
-            return lps::set_error(LP_ERR_IO, "cannot read input file '%s'", s.file);
+            return lp_error_set(LP_ERR_IO, "cannot read input file '%s'", s.file);
         break;
     }
     case LP_FILL_RANDOM:
@@ -288,11 +283,11 @@ static int make_tensor(const lp_input_spec &s, at::Generator &gen, const c10::De
 }
 
 int lps_inputs_create(lps_model *m, const lp_input_spec *specs, size_t n, uint64_t seed,
-                      lps_inputs **out) {
+                      lps_inputs **out) noexcept {
     if (!m || (!specs && n) || !out)
-        return lps::set_error(LP_ERR_INVALID, "lps_inputs_create: NULL argument");
+        return lp_error_set(LP_ERR_INVALID, "lps_inputs_create: NULL argument");
     *out = nullptr;
-    LPS_GUARD({
+    return lps::guard([&]() -> int {
         auto in = std::make_unique<lps_inputs>();
         at::Generator gen = at::detail::createCPUGenerator(seed);
         for (size_t i = 0; i < n; i++) {
@@ -303,11 +298,14 @@ int lps_inputs_create(lps_model *m, const lp_input_spec *specs, size_t n, uint64
         }
         *out = in.release();
         return LP_OK;
-    })
+    });
 }
 
-void lps_inputs_free(lps_inputs *in) {
-    delete in;
+void lps_inputs_free(lps_inputs *in) noexcept {
+    try {
+        delete in;
+    } catch (...) {
+    }
 }
 
 // torch.jit.fork tasks, and the rest of a function after a torch.jit.wait that had to wait, are
@@ -388,16 +386,16 @@ static c10::IValue run_forward(lps_model *m, lps_inputs *in) {
     return future->value(); // rethrows the forward's error
 }
 
-uint64_t lps_last_forward_ns(const lps_model *m) {
+uint64_t lps_last_forward_ns(const lps_model *m) noexcept {
     return m ? m->last_forward_ns : 0;
 }
 
-int lps_forward(lps_model *m, lps_inputs *in) {
-    if (!m || !in) return lps::set_error(LP_ERR_INVALID, "lps_forward: NULL argument");
-    LPS_GUARD({
+int lps_forward(lps_model *m, lps_inputs *in) noexcept {
+    if (!m || !in) return lp_error_set(LP_ERR_INVALID, "lps_forward: NULL argument");
+    return lps::guard([&]() -> int {
         run_forward(m, in);
         return lps_device_synchronize(m); // CUDA runs asynchronously: results are read after this
-    })
+    });
 }
 
 static void append_bytes(const c10::IValue &v, std::vector<char> &buf) {
@@ -414,20 +412,19 @@ static void append_bytes(const c10::IValue &v, std::vector<char> &buf) {
     }
 }
 
-int lps_inputs_set(lps_inputs *in, size_t index, const void *data, size_t bytes) {
+int lps_inputs_set(lps_inputs *in, size_t index, const void *data, size_t bytes) noexcept {
     if (!in || (!data && bytes))
-        return lps::set_error(LP_ERR_INVALID, "lps_inputs_set: NULL argument");
-    LPS_GUARD({
+        return lp_error_set(LP_ERR_INVALID, "lps_inputs_set: NULL argument");
+    return lps::guard([&]() -> int {
         if (index >= in->values.size())
-            return lps::set_error(LP_ERR_INVALID, "input %zu does not exist (the model takes %zu)",
-                                  index, in->values.size());
+            return lp_error_set(LP_ERR_INVALID, "input %zu does not exist (the model takes %zu)",
+                                index, in->values.size());
         if (!in->values[index].isTensor())
-            return lps::set_error(LP_ERR_INVALID, "input %zu is not a tensor", index);
+            return lp_error_set(LP_ERR_INVALID, "input %zu is not a tensor", index);
         at::Tensor t = in->values[index].toTensor();
         if ((size_t)t.nbytes() != bytes)
-            return lps::set_error(LP_ERR_INVALID,
-                                  "input %zu holds %zu bytes (%s), not the %zu given", index,
-                                  (size_t)t.nbytes(), c10::toString(t.scalar_type()), bytes);
+            return lp_error_set(LP_ERR_INVALID, "input %zu holds %zu bytes (%s), not the %zu given",
+                                index, (size_t)t.nbytes(), c10::toString(t.scalar_type()), bytes);
         c10::InferenceMode guard; // the inputs are inference tensors: updated in that mode only
         if (t.is_cpu() && t.is_contiguous()) {
             if (bytes) memcpy(t.data_ptr(), data, bytes);
@@ -436,25 +433,25 @@ int lps_inputs_set(lps_inputs *in, size_t index, const void *data, size_t bytes)
                 at::from_blob(const_cast<void *>(data), t.sizes(), t.options().device(at::kCPU)));
         }
         return LP_OK;
-    })
+    });
 }
 
-int lps_forward_output(lps_model *m, lps_inputs *in, void **bytes, size_t *size) {
+int lps_forward_output(lps_model *m, lps_inputs *in, void **bytes, size_t *size) noexcept {
     if (!m || !in || !bytes || !size)
-        return lps::set_error(LP_ERR_INVALID, "lps_forward_output: NULL argument");
+        return lp_error_set(LP_ERR_INVALID, "lps_forward_output: NULL argument");
     *bytes = nullptr;
     *size = 0;
-    LPS_GUARD({
+    return lps::guard([&]() -> int {
         c10::IValue out = run_forward(m, in);
         std::vector<char> buf;
         append_bytes(out, buf);
         void *p = malloc(buf.size() ? buf.size() : 1);
-        if (!p) return lps::set_error(LP_ERR_NOMEM, "out of memory");
+        if (!p) return lp_error_set(LP_ERR_NOMEM, "out of memory");
         if (!buf.empty()) memcpy(p, buf.data(), buf.size());
         *bytes = p;
         *size = buf.size();
         return LP_OK;
-    })
+    });
 }
 
 } // extern "C"

@@ -5,41 +5,45 @@
 
 #include <cstdint>
 #include <memory>
+#include <new>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
+#include "base/error.h"
 #include "lp_shim.h"
 
 namespace lps {
 
-// Records the message for lps_error_last() and returns `status`.
-int set_error(int status, const char *fmt, ...) noexcept;
+// libtorch messages are several lines (a TorchScript traceback); the useful cause is one line: the
+// last "RuntimeError:"-style line if there is one, else the first. A view into `what`: condensing
+// must not allocate, since it runs while an exception (bad_alloc included) is being handled.
+std::string_view condense(std::string_view what) noexcept;
 
-// The boundary: every extern "C" body runs inside LPS_GUARD, so no exception escapes.
-#define LPS_GUARD(body)                                                                            \
-    try {                                                                                          \
-        body                                                                                       \
-    } catch (const c10::Error &e) {                                                                \
-        return lps::set_error(LP_ERR_RUNTIME, "%s",                                                \
-                              lps::first_line(e.what_without_backtrace()).c_str());                \
-    } catch (const std::bad_alloc &) {                                                             \
-        return lps::set_error(LP_ERR_NOMEM, "out of memory");                                      \
-    } catch (const std::exception &e) {                                                            \
-        return lps::set_error(LP_ERR_RUNTIME, "%s", lps::first_line(e.what()).c_str());            \
-    } catch (...) {                                                                                \
-        return lps::set_error(LP_ERR_RUNTIME, "unknown C++ exception in libtorch");                \
+// Sets the thread's message to libtorch's message condensed, and returns `status`.
+int fail(int status, const char *what) noexcept;
+
+// The boundary: every extern "C" body that can throw runs inside guard(), so no exception escapes
+// and every failure leaves its message in the one channel (lp_error_set).
+template <typename F> int guard(F &&body) noexcept {
+    try {
+        return body();
+    } catch (const c10::Error &e) {
+        return fail(LP_ERR_RUNTIME, e.what_without_backtrace());
+    } catch (const std::bad_alloc &) {
+        return lp_error_set(LP_ERR_NOMEM, "out of memory");
+    } catch (const std::exception &e) {
+        return fail(LP_ERR_RUNTIME, e.what());
+    } catch (...) {
+        return lp_error_set(LP_ERR_RUNTIME, "unknown C++ exception in libtorch");
     }
-
-// libtorch messages are several lines (a TorchScript traceback); the useful cause is condensed
-// into one line: the last "RuntimeError:"-style line if there is one, else the first line.
-std::string first_line(const std::string &what);
+}
 
 struct ModuleEntry {
     std::string path, class_name;
     int32_t parent;
-    bool has_forward;              // false for containers (ModuleList, ModuleDict): never called
-    std::vector<int32_t> children; // direct children, in order
+    bool has_forward; // false for containers (ModuleList, ModuleDict): never called
 };
 
 struct OpSite {
@@ -55,7 +59,7 @@ struct lps_model {
     int optimize = 0;
     std::vector<lps::ModuleEntry> modules;
     std::unordered_map<const void *, int32_t> self_to_module; // ivalue::Object* -> index
-    std::unordered_map<std::string, int32_t> path_to_module;
+    std::unordered_map<std::string, int32_t> path_to_module;  // at load: each module's parent
     std::string default_inputs;
     bool has_default_inputs = false;
 

@@ -74,9 +74,6 @@ struct lp_session {
     int step_traced;   /* the current step is recorded on the timeline */
 };
 
-/* Copies the shim's message into the public error, keeping the code. */
-int session_shim_error(int rc);
-
 /* Adds a line under the report's table (at most LP_MAX_NOTES; later ones are dropped). */
 void session_add_note(lp_session *s, const char *fmt, const char *arg);
 

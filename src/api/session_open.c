@@ -152,16 +152,7 @@ static int build_tree(lp_session *s) {
         if (rc == LP_OK) rc = lp_tree_add(&s->tree, path, cls, parent);
         if (rc >= 0) s->tree.nodes[rc].container = !lps_model_module_has_forward(s->model, i);
     }
-    if (rc < 0)
-        return rc == LP_ERR_RUNTIME || rc == LP_ERR_INVALID
-                   ? lp_error_set(rc, "%s", lps_error_last())
-                   : rc;
-    return LP_OK;
-}
-
-/* Copies the shim's message into the public error, keeping the code. */
-int session_shim_error(int rc) {
-    return lp_error_set(rc, "%s", lps_error_last());
+    return rc < 0 ? rc : LP_OK; /* the shim and the tree report through the same message */
 }
 
 /* The collector's describer for a new (parent, op, shapes) row: the op being started. */
@@ -206,18 +197,12 @@ int lp_session_open(lp_session **out, const lp_options *opts) {
     if ((rc = copy_options(s, opts))) goto fail;
 
     lps_set_verbose(opts->verbose);
-    if ((rc = lps_set_threads(opts->threads))) {
-        rc = session_shim_error(rc);
+    /* The shim's failures leave their message where lp_error_last() reads it. */
+    if ((rc = lps_set_threads(opts->threads))) goto fail;
+    /* "CUDA is not available: ..." before loading */
+    if ((rc = lps_cuda_check(s->device))) goto fail;
+    if ((rc = lps_model_load(s->model_path, s->device, opts->mode == LP_MODE_GRAPH, &s->model)))
         goto fail;
-    }
-    if ((rc = lps_cuda_check(s->device))) { /* "CUDA is not available: ..." before loading */
-        rc = session_shim_error(rc);
-        goto fail;
-    }
-    if ((rc = lps_model_load(s->model_path, s->device, opts->mode == LP_MODE_GRAPH, &s->model))) {
-        rc = session_shim_error(rc);
-        goto fail;
-    }
     if ((rc = build_tree(s))) goto fail;
     s->mounts[0] = (lp_mount){-1, &s->tree};
     s->n_mounts = 1;
@@ -229,10 +214,8 @@ int lp_session_open(lp_session **out, const lp_options *opts) {
         goto fail;
     }
     if ((rc = check_input_sizes(s))) goto fail;
-    if ((rc = lps_inputs_create(s->model, s->inputs, s->n_inputs, opts->seed, &s->tensors))) {
-        rc = session_shim_error(rc);
+    if ((rc = lps_inputs_create(s->model, s->inputs, s->n_inputs, opts->seed, &s->tensors)))
         goto fail;
-    }
 
     if (opts->n_paths) {
         s->selected = calloc(s->tree.n_nodes, 1);
@@ -254,8 +237,7 @@ int lp_session_open(lp_session **out, const lp_options *opts) {
                                      lps_cuda_events_push,
                                      lps_cuda_events_pop,
                                      lps_cuda_events_collect,
-                                     lps_cuda_events_end,
-                                     lps_cuda_events_error};
+                                     lps_cuda_events_end};
     lp_cuda_prof_config pc = {.cuda_device = strncmp(s->device, "cuda", 4) == 0,
                               .timing = (int)opts->cuda_timing,
                               .nvtx = opts->nvtx,

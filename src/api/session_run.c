@@ -7,6 +7,7 @@
 #include "api/session_internal.h"
 #include "base/error.h"
 #include "base/units.h"
+#include "model/callstack.h"
 
 static int sink_call_enter(void *c, int32_t m, uint64_t t) {
     return lp_ev_call_enter(c, m, t);
@@ -28,16 +29,28 @@ static void sink_memory(void *c, const void *p, int64_t b, int d, uint64_t t) {
     lp_ev_memory(c, p, b, d, t);
 }
 
+/* Graph mode, once per op site: the shim's frames, resolved against the tree the collector fills
+ * (model/callstack.h). The frame types are the boundary's and the core's, field for field. */
+static int32_t sink_resolve(void *c, const lps_frame *frames, size_t n, int32_t fork_base) {
+    lp_callstack_frame core[LPS_MAX_FRAMES];
+    if (n > LPS_MAX_FRAMES) n = LPS_MAX_FRAMES;
+    for (size_t i = 0; i < n; i++)
+        core[i] =
+            (lp_callstack_frame){frames[i].instance,  frames[i].instance_len, frames[i].class_name,
+                                 frames[i].class_len, frames[i].method,       frames[i].method_len};
+    return lp_callstack_resolve(lp_collector_tree(c), core, n, fork_base);
+}
+
 int session_hooks_install(lp_session *s) {
     if (s->hooks_on) return LP_OK;
-    lps_sink sink = {s->collector,  sink_call_enter, sink_call_exit,
-                     sink_op_start, sink_op_end,     sink_memory};
+    lps_sink sink = {s->collector, sink_call_enter, sink_call_exit, sink_op_start,
+                     sink_op_end,  sink_memory,     sink_resolve};
     unsigned hooks = LPS_HOOK_MODULES;
     if (s->opts.events || s->opts.mode == LP_MODE_GRAPH) hooks |= LPS_HOOK_OPS;
     if (s->opts.memory) hooks |= LPS_HOOK_MEMORY;
     if (s->opts.events && s->opts.shapes) hooks |= LPS_HOOK_SHAPES;
     int rc = lps_profile_begin(s->model, &sink, hooks);
-    if (rc) return session_shim_error(rc);
+    if (rc) return rc;
     if ((rc = lp_cuda_prof_begin(s->cuda))) {
         lps_profile_end(s->model);
         return rc;
@@ -66,7 +79,6 @@ int session_forward_once(lp_session *s, int profiled) {
                  ? lps_forward_output(s->model, s->tensors, &s->capture_bytes, &s->capture_size)
                  : lps_forward(s->model, s->tensors);
     if (rc) {
-        rc = session_shim_error(rc);
         lp_collector_reset_stacks(s->collector);
         return rc;
     }
@@ -82,7 +94,7 @@ int lp_session_run(lp_session *s) {
     lp_format_date((long long)time(NULL), s->date, sizeof s->date);
     session_progress(s, LP_PHASE_WARMUP, 0, s->opts.warmup);
     for (int i = 0; i < s->opts.warmup; i++) {
-        if ((rc = lps_forward(s->model, s->tensors))) return session_shim_error(rc);
+        if ((rc = lps_forward(s->model, s->tensors))) return rc;
         session_progress(s, LP_PHASE_WARMUP, i + 1, s->opts.warmup);
     }
     session_progress(s, LP_PHASE_PROFILE, 0, s->opts.iterations);
@@ -134,8 +146,7 @@ int lp_session_forward(lp_session *s, void **output, size_t *output_size) {
 int lp_session_set_input(lp_session *s, size_t index, const void *data, size_t bytes) {
     if (!s || (!data && bytes))
         return lp_error_set(LP_ERR_INVALID, "lp_session_set_input: NULL argument");
-    int rc = lps_inputs_set(s->tensors, index, data, bytes);
-    return rc ? session_shim_error(rc) : LP_OK;
+    return lps_inputs_set(s->tensors, index, data, bytes);
 }
 
 int lp_session_forward_output(lp_session *s, int profiled, void **bytes, size_t *size) {
@@ -144,8 +155,7 @@ int lp_session_forward_output(lp_session *s, int profiled, void **bytes, size_t 
     *bytes = NULL;
     *size = 0;
     if (!profiled) {
-        int rc = lps_forward_output(s->model, s->tensors, bytes, size);
-        return rc ? session_shim_error(rc) : LP_OK;
+        return lps_forward_output(s->model, s->tensors, bytes, size);
     }
     /* The profiled forward goes through lp_session_run itself, so it is exactly what a run
      * measures: one iteration, no warm-up, its output kept. */

@@ -1,38 +1,26 @@
-/* cupti_collector.h: CUDA kernel time per module (CUPTI activity records, or CUDA events as a
- * fallback) and NVTX ranges per module, wired to the collector's scope hooks.
+/* cuda_prof.h: CUDA kernel time per module (CUPTI activity records, or CUDA events as a fallback)
+ * and NVTX ranges per module, wired to the collector's scope hooks.
  *
- * Plain C. CUPTI and NVTX are used only when the build found the CUDA Toolkit (LP_HAVE_CUPTI,
+ * This file chooses the method and runs its lifecycle; each method has its own file: cupti.c
+ * (activity records, joined by cuda_join.c), cuda_events.c (the shim's timer), nvtx.c. Plain C.
+ * CUPTI and NVTX are used only when the build found the CUDA Toolkit (LP_HAVE_CUPTI,
  * LP_HAVE_NVTX); libcupti is opened at run time, preferring the copy libtorch already loaded (one
- * CUPTI per process), so the library loads and runs on machines without it. The CUDA-events
- * fallback needs the CUDA runtime and the current stream, which only the shim has: it comes in as
- * function pointers (lp_cuda_events_backend), which keeps this file free of libtorch and testable.
+ * CUPTI per process), so the library loads and runs on machines without it.
  *
  * Life of a session:  open (choose the method, register NVTX names) -> hooks into the collector ->
  *   per run: begin -> iterations (iteration_done after each synchronised forward) -> end (flush,
  *   join into the collector) -> lp_collector_finish -> ... -> close. */
-#ifndef LP_CUPTI_COLLECTOR_H
-#define LP_CUPTI_COLLECTOR_H
+#ifndef LP_CUDA_PROF_H
+#define LP_CUDA_PROF_H
 
 #include <stddef.h>
 #include <stdint.h>
 
 #include "collect/collector.h"
+#include "collect/cuda_events.h"
 #include "collect/cuda_join.h"
 #include "layerprof.h"
 #include "model/tree.h"
-
-/* The shim's CUDA-events timer. Every function may be NULL only if `begin` is. */
-typedef struct lp_cuda_events_backend {
-    void *ctx;
-    int (*begin)(void *ctx);                 /* LP_OK, or a status with error() set */
-    void (*push)(void *ctx, uint64_t scope); /* hot path: an event on the current stream */
-    void (*pop)(void *ctx, uint64_t scope);
-    /* After a synchronised forward: each timed call's self span (its span minus nested spans) goes
-     * to `sink`; calls that could not be timed are added to *lost. */
-    int (*collect)(void *ctx, lp_cuda_sink sink, void *sink_ctx, uint64_t *lost);
-    void (*end)(void *ctx);
-    const char *(*error)(void *ctx); /* the message of the last failure */
-} lp_cuda_events_backend;
 
 typedef struct lp_cuda_prof_config {
     int cuda_device;                      /* the model runs on a CUDA device: time its kernels */

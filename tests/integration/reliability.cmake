@@ -12,7 +12,7 @@ foreach(name test_api_null test_outputs test_threads test_sessions_loop)
 endforeach()
 
 # libtorch's own profilers next to layerprof: this test drives them, so it links libtorch (the
-# only target besides the shim that does). -DNDEBUG as in the shim (LIBTORCH-NOTES.md).
+# only target besides the shim that does). -DNDEBUG as in the shim (docs/libtorch.md).
 find_package(Torch REQUIRED QUIET)
 add_executable(test_other_profiler ${CMAKE_CURRENT_SOURCE_DIR}/test_other_profiler.cpp)
 target_compile_definitions(test_other_profiler PRIVATE NDEBUG LP_MODELS_DIR="${LP_MODELS_DIR}")
@@ -33,6 +33,16 @@ else()
   target_link_libraries(test_other_profiler PRIVATE liblayerprof ${TORCH_LIBRARIES})
 endif()
 
+# The shim's errors: its status codes and messages in the one channel (lp_error_last). Links the
+# shim and the core directly, as the benchmarks do.
+add_executable(test_shim_errors ${CMAKE_CURRENT_SOURCE_DIR}/test_shim_errors.c)
+target_compile_options(test_shim_errors PRIVATE ${LP_WARNINGS})
+target_compile_definitions(test_shim_errors PRIVATE LP_MODELS_DIR="${LP_MODELS_DIR}")
+target_link_libraries(test_shim_errors PRIVATE lp_shim lp_core PkgConfig::CMOCKA)
+if(TARGET models)
+  add_dependencies(test_shim_errors models)
+endif()
+
 # 1,000 sessions one after another: about 10-20 ms each in a normal build and 45 ms under ASan
 # (48 s in all on an idle 2-core machine, 133 s on a loaded one); lower it for a quick run.
 set(LP_SESSIONS_LOOP 1000 CACHE STRING
@@ -43,8 +53,10 @@ add_test(NAME integration.outputs COMMAND test_outputs)
 add_test(NAME integration.threads COMMAND test_threads)
 add_test(NAME integration.sessions_loop COMMAND test_sessions_loop ${LP_SESSIONS_LOOP})
 add_test(NAME integration.other_profiler COMMAND test_other_profiler)
+add_test(NAME integration.shim_errors COMMAND test_shim_errors)
 set_tests_properties(integration.api_null integration.outputs integration.threads
-                     integration.sessions_loop integration.other_profiler PROPERTIES
+                     integration.sessions_loop integration.other_profiler
+                     integration.shim_errors PROPERTIES
                      LABELS "integration;reliability"
                      TIMEOUT 600)
 

@@ -2,7 +2,7 @@
 //
 // libtorch's profilers (the legacy autograd profiler, the Kineto one behind torch.profiler, and a
 // global on-demand one) use the same PROFILER_STATE slot as layerprof's memory reporter; pushing
-// ours while one of them is on crashed (LIBTORCH-NOTES.md). lp_session_run must refuse with
+// ours while one of them is on crashed (docs/libtorch.md). lp_session_run must refuse with
 // LP_ERR_BUSY and a message, leave the process and the session intact, and work again once the
 // other profiler is off. This test is C++ because it has to drive libtorch's profiler API; it
 // links libtorch directly (only the shim does in the product).

@@ -16,7 +16,6 @@
 
 #include "collect/collector.h"
 #include "collect/cuda_join.h"
-#include "collect/cuda_prof.h"
 #include "layerprof.h"
 #include "model/columns.h"
 #include "model/tree.h"
@@ -502,115 +501,6 @@ static void test_cuda_columns_appear_with_cuda_time_and_cuda_memory(void **state
     assert_int_equal(lp_column_value(lp_column_find("self_cuda"), t, &fig, LP_COLGRP_ALL, &v), 1);
 }
 
-/* ---- the CUDA-events fallback through lp_cuda_prof ---------------------------------------------
- */
-
-typedef struct fake_events {
-    int begun, ended;
-    uint64_t open[16];
-    int sp;
-    uint64_t done[64];
-    int n_done;
-    uint64_t lost;
-} fake_events;
-
-static int ev_begin(void *ctx) {
-    ((fake_events *)ctx)->begun++;
-    return LP_OK;
-}
-static void ev_push(void *ctx, uint64_t scope) {
-    fake_events *e = ctx;
-    e->open[e->sp++] = scope;
-}
-static void ev_pop(void *ctx, uint64_t scope) {
-    fake_events *e = ctx;
-    assert_int_equal(e->open[--e->sp], scope);
-    e->done[e->n_done++] = scope;
-}
-/* Every call's self span is 7 ns. */
-static int ev_collect(void *ctx, lp_cuda_sink sink, void *sink_ctx, uint64_t *lost) {
-    fake_events *e = ctx;
-    for (int i = 0; i < e->n_done; i++)
-        assert_int_equal(sink(sink_ctx, e->done[i], 7), 0);
-    e->n_done = 0;
-    *lost = e->lost;
-    return LP_OK;
-}
-static void ev_end(void *ctx) {
-    ((fake_events *)ctx)->ended++;
-}
-static const char *ev_error(void *ctx) {
-    (void)ctx;
-    return "fake";
-}
-
-static void test_events_fallback_times_each_call_and_says_so(void **state) {
-    fixture *f = *state;
-    fake_events fe = {0};
-    fe.lost = 2;
-    lp_cuda_events_backend be = {&fe, ev_begin, ev_push, ev_pop, ev_collect, ev_end, ev_error};
-    lp_cuda_prof_config pc = {1, LP_CUDA_TIMING_EVENTS, 0, 0, &f->tree, &be};
-    lp_cuda_prof *p = NULL;
-    assert_int_equal(lp_cuda_prof_open(&p, &pc), LP_OK);
-    assert_non_null(p);
-    assert_string_equal(lp_cuda_prof_method(p), "events");
-    assert_true(lp_cuda_prof_timing(p));
-
-    lp_collector_config cfg = {0};
-    cfg.cuda_time = lp_cuda_prof_timing(p);
-    cfg.scopes = lp_cuda_prof_hooks(p);
-    assert_int_equal(lp_collector_create(&f->c, &f->tree, &cfg), LP_OK);
-    assert_int_equal(lp_cuda_prof_begin(p), LP_OK);
-    for (int it = 0; it < 2; it++) {
-        enter(f->c, ROOT);
-        enter(f->c, A);
-        leave(f->c);
-        enter(f->c, A);
-        leave(f->c);
-        leave(f->c);
-        lp_collector_count_iteration(f->c);
-        assert_int_equal(lp_cuda_prof_iteration_done(p, f->c), LP_OK);
-    }
-    assert_int_equal(lp_cuda_prof_end(p, f->c), LP_OK);
-    assert_int_equal(lp_collector_finish(f->c), LP_OK);
-    ASSERT_CUDA(FIG(state, A), 2 * 2 * 7, 2 * 2 * 7);
-    ASSERT_CUDA(FIG(state, ROOT), 2 * 7, 2 * 3 * 7);
-
-    char notes[4][256];
-    size_t n = lp_cuda_prof_notes(p, &notes[0][0], sizeof notes[0], 4);
-    assert_int_equal(n, 2);
-    assert_non_null(strstr(notes[0], "CUDA events"));
-    assert_non_null(strstr(notes[1], "4 calls could not be timed"));
-    lp_cuda_prof_close(p);
-    assert_int_equal(fe.begun, 1);
-    assert_int_equal(fe.ended, 1);
-}
-
-static void test_nothing_to_do_on_the_cpu_and_forced_methods_say_why(void **state) {
-    fixture *f = *state;
-    lp_cuda_prof *p = (lp_cuda_prof *)1;
-    lp_cuda_prof_config pc = {0, LP_CUDA_TIMING_AUTO, 0, 0, &f->tree, NULL};
-    assert_int_equal(lp_cuda_prof_open(&p, &pc), LP_OK);
-    assert_null(p);
-    assert_false(lp_cuda_prof_timing(NULL));
-    assert_null(lp_cuda_prof_hooks(NULL).enter);
-    assert_int_equal(lp_cuda_prof_begin(NULL), LP_OK);
-    assert_int_equal(lp_cuda_prof_end(NULL, NULL), LP_OK);
-    assert_string_equal(lp_cuda_prof_method(NULL), "off");
-
-    pc.cuda_device = 1;
-    pc.timing = LP_CUDA_TIMING_OFF;
-    assert_int_equal(lp_cuda_prof_open(&p, &pc), LP_OK);
-    assert_null(p);
-
-    pc.timing = LP_CUDA_TIMING_EVENTS; /* a libtorch without CUDA has no events */
-    assert_int_equal(lp_cuda_prof_open(&p, &pc), LP_ERR_UNSUPPORTED);
-    assert_non_null(strstr(lp_error_last(), "CUDA events timing is not available"));
-
-    pc.timing = 17;
-    assert_int_equal(lp_cuda_prof_open(&p, &pc), LP_ERR_INVALID);
-}
-
 #define TEST(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
 
 int main(void) {
@@ -629,8 +519,6 @@ int main(void) {
         TEST(test_a_forward_that_throws_closes_its_scopes),
         TEST(test_scopes_the_collector_never_gave_are_refused),
         TEST(test_cuda_columns_appear_with_cuda_time_and_cuda_memory),
-        TEST(test_events_fallback_times_each_call_and_says_so),
-        TEST(test_nothing_to_do_on_the_cpu_and_forced_methods_say_why),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,271 @@
+/* collector_driver.c: what the driving thread does with a collector, between forwards: create and
+ * free it, count iterations, drop the stacks of a forward that threw, merge every thread's figures
+ * into the tree (lp_collector_finish), CUDA time, statistics. See collector.h. */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime (clock.h) */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/clock.h"
+#include "base/error.h"
+#include "collect/collector.h"
+#include "collect/collector_internal.h"
+#include "collect/cuda_join.h"
+#include "layerprof.h"
+
+static _Atomic uint64_t lp_generation_counter = 1;
+
+static uint64_t default_clock(void) {
+    return lp_now_ns();
+}
+
+/* ---- creation -------------------------------------------------------------------------------- */
+
+int lp_collector_create(lp_collector **out, lp_tree *tree, const lp_collector_config *cfg) {
+    if (!out || !tree || !cfg)
+        return lp_error_set(LP_ERR_INVALID, "lp_collector_create: NULL argument");
+    *out = NULL;
+    lp_collector *c = calloc(1, sizeof *c);
+    if (!c) return lp_error_set(LP_ERR_NOMEM, "out of memory creating the collector");
+    c->tree = tree;
+    c->cfg = *cfg;
+    c->measured_root = calloc(tree->n_nodes ? tree->n_nodes : 1, 1);
+    c->regions = calloc(LP_MAX_REGIONS, sizeof *c->regions);
+    c->region_index = calloc(LP_REGION_INDEX_CAP, sizeof *c->region_index);
+    if (!c->measured_root || !c->regions || !c->region_index) {
+        free(c->measured_root);
+        free(c->regions);
+        free(c->region_index);
+        free(c);
+        return lp_error_set(LP_ERR_NOMEM, "out of memory creating the collector");
+    }
+    for (size_t i = 0; i < tree->n_nodes; i++)
+        c->measured_root[i] = cfg->selected ? cfg->selected[i] : 1;
+    c->cfg.selected = NULL; /* borrowed: use the copy */
+    c->clock = cfg->clock ? cfg->clock : default_clock;
+    c->generation = atomic_fetch_add(&lp_generation_counter, 1);
+    pthread_mutex_init(&c->names_lock, NULL);
+    if (cfg->memory)
+        for (int d = 0; d < LP_DEV_COUNT; d++)
+            if (cfg->memory_devices & (1u << d)) tree->has_memory[d] = 1;
+    if (cfg->cuda_time) tree->has_cuda_time = 1;
+    c->timeline.recorded = cfg->trace != 0;
+    *out = c;
+    return LP_OK;
+}
+
+void lp_collector_free(lp_collector *c) {
+    if (!c) return;
+    uint32_t n = atomic_load(&c->n_threads);
+    for (uint32_t i = 0; i < n && i < LP_MAX_THREADS; i++)
+        lp_collector_thread_free(c->threads[i]);
+    for (size_t i = 0; i < c->n_names; i++)
+        free(c->names[i]);
+    free(c->names);
+    free(c->name_ptrs);
+    for (size_t i = 0; i < c->n_shapes; i++)
+        free(c->shape_texts[i]);
+    free(c->shape_texts);
+    free(c->measured_root);
+    for (uint32_t i = 0; i < atomic_load(&c->n_regions); i++)
+        free(c->regions[i].name);
+    free(c->regions);
+    free(c->region_index);
+    free(c->region_figs);
+    lp_timeline_free(&c->timeline);
+    pthread_mutex_destroy(&c->names_lock);
+    free(c);
+}
+
+/* ---- driving thread -------------------------------------------------------------------------- */
+
+void lp_collector_count_iteration(lp_collector *c) {
+    c->tree->iterations++;
+}
+
+int lp_collector_reset_stacks(lp_collector *c) {
+    int dropped = 0;
+    uint32_t n = atomic_load(&c->n_threads);
+    for (uint32_t i = 0; i < n && i < LP_MAX_THREADS; i++) {
+        lp_thread_state *ts = c->threads[i];
+        if (!ts) continue;
+        /* Regions are the program's, opened between forwards: they sit at the bottom and stay. */
+        int keep = 0;
+        while (keep < ts->sp && ts->stack[keep].kind == FRAME_REGION)
+            keep++;
+        dropped += ts->sp - keep;
+        /* Scopes are per thread (CUPTI's and NVTX's stacks): only this thread's can be closed. */
+        if (lp_collector_is_calling_thread(c, ts))
+            for (int k = ts->sp - 1; k >= keep; k--)
+                if (ts->stack[k].scope) c->cfg.scopes.exit(c->cfg.scopes.ctx, ts->stack[k].scope);
+        ts->sp = keep;
+        ts->overflow = 0;
+        if (c->cfg.memory) lp_ptrmap_clear(&ts->live);
+    }
+    return dropped;
+}
+
+/* Maps a thread's op row to the tree's op row with the same (module, parent, op, shapes). */
+static int32_t tree_row(lp_tree *t, int32_t module, int32_t parent_op, int32_t op, int32_t shapes) {
+    int32_t r = parent_op >= 0 ? t->ops[parent_op].first_child : t->nodes[module].first_op;
+    for (; r >= 0; r = t->ops[r].next_sibling)
+        if (t->ops[r].op == op && t->ops[r].shapes == shapes) return r;
+    return lp_tree_add_op(t, module, parent_op, op, shapes);
+}
+
+static int merge_rows(lp_collector *c, lp_thread_state *ts) {
+    if (!ts->n_rows) return LP_OK;
+    lp_tree *t = c->tree;
+    int32_t *map = malloc(ts->n_rows * sizeof *map);
+    if (!map) return lp_error_set(LP_ERR_NOMEM, "out of memory merging op rows");
+    /* A row's parent row is always created before it, so one pass in order resolves parents. */
+    for (size_t r = 0; r < ts->n_rows; r++) {
+        const lp_row *row = &ts->rows[r];
+        int32_t module, parent_op = -1;
+        if (row->parent_key & 1) {
+            parent_op = map[row->parent_key >> 1];
+            module = t->ops[parent_op].module;
+        } else {
+            module = row->parent_key >> 1;
+        }
+        int32_t tr = tree_row(t, module, parent_op, row->op, row->shapes);
+        if (tr < 0) {
+            free(map);
+            return tr;
+        }
+        map[r] = tr;
+        lp_figures_merge(&t->ops[tr].fig, &row->fig);
+        memset(&ts->rows[r].fig, 0, sizeof ts->rows[r].fig);
+    }
+    free(map);
+    return LP_OK;
+}
+
+static int merge_regions(lp_collector *c, lp_thread_state *ts) {
+    uint32_t n = atomic_load(&c->n_regions);
+    if (!ts->regs || !n) return LP_OK;
+    if (!c->region_figs && !(c->region_figs = calloc(LP_MAX_REGIONS, sizeof *c->region_figs)))
+        return lp_error_set(LP_ERR_NOMEM, "out of memory merging regions");
+    for (uint32_t r = 0; r < n; r++) {
+        lp_figures_merge(&c->region_figs[r], &ts->regs[r]);
+        memset(&ts->regs[r], 0, sizeof ts->regs[r]);
+    }
+    return LP_OK;
+}
+
+/* Moves every thread's spans into the timeline, in thread-slot order, and sorts it. */
+static int collect_timeline(lp_collector *c) {
+    uint32_t n = atomic_load(&c->n_threads);
+    for (uint32_t i = 0; i < n && i < LP_MAX_THREADS; i++)
+        if (c->threads[i]) {
+            int rc = lp_timeline_take(&c->timeline, &c->threads[i]->trace, (uint16_t)i);
+            if (rc) return rc;
+        }
+    lp_timeline_sort(&c->timeline);
+    return LP_OK;
+}
+
+void lp_collector_set_tracing(lp_collector *c, int on) {
+    atomic_store(&c->tracing, on && c->cfg.trace);
+}
+
+lp_timeline *lp_collector_timeline(lp_collector *c) {
+    return &c->timeline;
+}
+
+int lp_collector_finish(lp_collector *c) {
+    lp_tree *t = c->tree;
+    uint32_t n = atomic_load(&c->n_threads);
+    if (c->cfg.trace) {
+        int trc = collect_timeline(c);
+        if (trc) return trc;
+    }
+    for (uint32_t i = 0; i < n && i < LP_MAX_THREADS; i++) {
+        lp_thread_state *ts = c->threads[i];
+        if (!ts) continue;
+        for (size_t m = 0; m < t->n_nodes; m++) {
+            lp_figures_merge(&t->nodes[m].fig, &ts->mods[m]);
+            memset(&ts->mods[m], 0, sizeof ts->mods[m]);
+        }
+        int rc = merge_rows(c, ts);
+        if (rc) return rc;
+        rc = merge_regions(c, ts);
+        if (rc) return rc;
+    }
+    /* The tree keeps its own copies of the names it does not have yet, so they outlive us. */
+    pthread_mutex_lock(&c->names_lock);
+    int nrc = lp_tree_extend_names(t, (const char *const *)c->names, c->n_names,
+                                   (const char *const *)c->shape_texts, c->n_shapes);
+    pthread_mutex_unlock(&c->names_lock);
+    if (nrc) return nrc;
+    for (size_t m = 0; m < t->n_nodes; m++)
+        t->nodes[m].selected = 0;
+    /* A node is measured when it or an ancestor was selected (pre-order: parents come first). */
+    for (size_t m = 0; m < t->n_nodes; m++) {
+        int32_t p = t->nodes[m].parent;
+        t->nodes[m].selected = c->measured_root[m] || (p >= 0 && t->nodes[p].selected);
+    }
+    if (t->has_cuda_time) lp_cuda_tree_totals(t);
+    return LP_OK;
+}
+
+int lp_collector_add_cuda(void *ctx, uint64_t scope, uint64_t ns) {
+    lp_collector *c = ctx;
+    uint32_t thread;
+    int32_t index;
+    switch (lp_cuda_scope_decode(scope, &thread, &index)) {
+    case LP_SCOPE_MODULE:
+        /* Module scopes carry no thread: any thread's figures merge into the same node. */
+        if ((size_t)index >= c->tree->n_nodes) return -1;
+        for (uint32_t i = 0; i < atomic_load(&c->n_threads) && i < LP_MAX_THREADS; i++)
+            if (c->threads[i]) {
+                c->threads[i]->mods[index].cuda_self_ns += ns;
+                return 0;
+            }
+        return -1;
+    case LP_SCOPE_OP: {
+        lp_thread_state *ts = thread < LP_MAX_THREADS && thread < atomic_load(&c->n_threads)
+                                  ? c->threads[thread]
+                                  : NULL;
+        if (!ts || (size_t)index >= ts->n_rows) return -1;
+        ts->rows[index].fig.cuda_self_ns += ns;
+        /* The op's module: up the op rows to the first one directly under a module. */
+        int32_t key = ts->rows[index].parent_key;
+        while ((key & 1) && (size_t)(key >> 1) < ts->n_rows)
+            key = ts->rows[key >> 1].parent_key;
+        if (!(key & 1) && (size_t)(key >> 1) < c->tree->n_nodes)
+            ts->mods[key >> 1].cuda_self_ns += ns;
+        return 0;
+    }
+    default:
+        return -1;
+    }
+}
+
+void lp_collector_get_stats(const lp_collector *c, lp_collector_stats *out) {
+    memset(out, 0, sizeof *out);
+    uint32_t n = atomic_load(&c->n_threads);
+    for (uint32_t i = 0; i < n && i < LP_MAX_THREADS; i++) {
+        const lp_thread_state *ts = c->threads[i];
+        if (!ts) continue;
+        out->events += ts->events;
+        out->dropped += ts->dropped;
+        out->unbalanced += ts->unbalanced;
+        out->foreign_frees += ts->foreign_frees;
+    }
+    out->threads = n;
+    out->dropped += atomic_load(&c->lost_threads);
+}
+
+void lp_collector_set_tree(lp_collector *c, lp_tree *tree) {
+    c->tree = tree;
+    if (c->cfg.memory)
+        for (int d = 0; d < LP_DEV_COUNT; d++)
+            if (c->cfg.memory_devices & (1u << d)) tree->has_memory[d] = 1;
+    if (c->cfg.cuda_time) tree->has_cuda_time = 1;
+}
+
+lp_tree *lp_collector_tree(lp_collector *c) {
+    return c->tree;
+}
