@@ -2,6 +2,8 @@
 # run_install_test.sh BUILD SOURCE MODEL: installs BUILD into a temporary prefix, then builds
 # examples/profile_model.c as an outside project twice, with find_package(layerprof) and with
 # pkg-config, and runs both on MODEL. Neither build sees the source tree's include/ or src/.
+# LP_CONSUMER_FLAGS: extra compiler and linker flags for both (the sanitizer build's, since a
+# program linking an ASan library must be built with ASan too).
 set -euo pipefail
 build=$(cd "$1" && pwd) src=$(cd "$2" && pwd) model=$3
 work=$(mktemp -d)
@@ -24,7 +26,9 @@ if readelf -d "$libdir/$soname" | grep -E 'R(UN)?PATH' | grep -q "$build"; then
 fi
 
 echo "== find_package(layerprof)"
+extra=${LP_CONSUMER_FLAGS:-}
 cmake -S "$src/tests/install/consumer" -B "$work/cmake-build" -DCMAKE_PREFIX_PATH="$prefix" \
+      -DCMAKE_C_FLAGS="$extra" -DCMAKE_EXE_LINKER_FLAGS="$extra" \
       -DLP_EXAMPLE="$src/examples/profile_model.c" > "$work/configure.log" ||
     { cat "$work/configure.log"; exit 1; }
 cmake --build "$work/cmake-build" > "$work/build.log" || { cat "$work/build.log"; exit 1; }
@@ -32,7 +36,8 @@ cmake --build "$work/cmake-build" > "$work/build.log" || { cat "$work/build.log"
 
 echo "== pkg-config layerprof"
 flags=$(PKG_CONFIG_PATH="$libdir/pkgconfig" pkg-config --cflags --libs layerprof)
-cc -std=c11 -Wall -Wextra -Werror "$src/examples/profile_model.c" $flags -o "$work/profile_model_pc"
+# shellcheck disable=SC2086 # both are lists of words
+cc -std=c11 -Wall -Wextra -Werror $extra "$src/examples/profile_model.c" $flags -o "$work/profile_model_pc"
 # pkg-config does not set a RUNPATH: the program finds liblayerprof through the loader's path,
 # and liblayerprof finds its libtorch through its own RUNPATH.
 LD_LIBRARY_PATH="$libdir" "$work/profile_model_pc" "$model" > "$work/out2.txt"
