@@ -86,10 +86,9 @@ int lp_opt_bool_value(const char *text) {
     return -1;
 }
 
-/* Plain decimal digits with an optional sign: YAML 1.1's octal, hex and 1_000 forms, and "1.5",
- * are more likely typos than intent in a profiler's options. 0 when malformed or past UINT64_MAX.
- */
-static int parse_digits(const char *s, uint64_t *mag, int *neg) {
+/* YAML 1.1's octal, hex and 1_000 forms, and "1.5", are more likely typos than intent in a
+ * profiler's options: only plain digits are numbers here. */
+int lp_opt_parse_digits(const char *s, uint64_t *mag, int *neg) {
     size_t i = 0;
     *neg = 0;
     *mag = 0;
@@ -107,7 +106,7 @@ static int parse_digits(const char *s, uint64_t *mag, int *neg) {
 static int parse_int(const lp_opt *opt, const char *subject, const char *text, int *out) {
     uint64_t mag;
     int neg;
-    if (!parse_digits(text, &mag, &neg) || mag > (uint64_t)LLONG_MAX)
+    if (!lp_opt_parse_digits(text, &mag, &neg) || mag > (uint64_t)LLONG_MAX)
         return wrong_text(opt, subject, text);
     long long x = neg ? -(long long)mag : (long long)mag;
     if (x < opt->lo || x > opt->hi) return wrong_text(opt, subject, text);
@@ -118,7 +117,7 @@ static int parse_int(const lp_opt *opt, const char *subject, const char *text, i
 static int parse_u64(const lp_opt *opt, const char *subject, const char *text, uint64_t *out) {
     uint64_t mag;
     int neg;
-    if (!parse_digits(text, &mag, &neg) || (neg && mag)) return wrong_text(opt, subject, text);
+    if (!lp_opt_parse_digits(text, &mag, &neg) || (neg && mag)) return wrong_text(opt, subject, text);
     *out = mag;
     return LP_OK;
 }

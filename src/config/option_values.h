@@ -7,6 +7,7 @@
 #define LP_OPTION_VALUES_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "config/arena.h"
 #include "config/option_table.h"
@@ -46,5 +47,9 @@ extern const lp_opt lp_opt_output_format, lp_opt_output_file;
 
 /* "true", "yes", "on" (and capitalised) are 1; "false", "no", "off" 0; -1 for anything else. */
 int lp_opt_bool_value(const char *text);
+
+/* Plain decimal digits with an optional sign into a magnitude and a sign: 1, or 0 when malformed
+ * or past UINT64_MAX. The one number syntax of option values and YAML shapes. */
+int lp_opt_parse_digits(const char *s, uint64_t *mag, int *neg);
 
 #endif

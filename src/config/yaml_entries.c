@@ -19,19 +19,7 @@
 /* Plain decimal digits with an optional sign, as the option values take them. */
 static int plain_digits(const yaml_node_t *n, uint64_t *mag, int *neg) {
     if (!cfg_is_plain(n) || cfg_has_nul(n)) return 0;
-    const char *s = cfg_scalar(n);
-    size_t i = 0;
-    *neg = 0;
-    *mag = 0;
-    if (s[0] == '-' || s[0] == '+') *neg = s[i++] == '-';
-    if (!s[i]) return 0;
-    for (; s[i]; i++) {
-        if (s[i] < '0' || s[i] > '9') return 0;
-        unsigned d = (unsigned)(s[i] - '0');
-        if (*mag > (UINT64_MAX - d) / 10) return 0;
-        *mag = *mag * 10 + d;
-    }
-    return 1;
+    return lp_opt_parse_digits(cfg_scalar(n), mag, neg);
 }
 
 /* A finite decimal number ("0", "-1.5", "1e-3"); hex floats, inf and nan are refused. */
