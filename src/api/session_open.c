@@ -172,12 +172,8 @@ static int wants_timeline(const lp_options *o) {
 int lp_session_open(lp_session **out, const lp_options *opts) {
     if (!out) return lp_error_set(LP_ERR_INVALID, "lp_session_open: out is NULL");
     *out = NULL;
-    int rc = lp_options_validate(opts);
+    int rc = lp_options_validate(opts); /* every value the option table knows */
     if (rc) return rc;
-    if (opts->trace_iterations < 0)
-        return lp_error_set(LP_ERR_INVALID,
-                            "trace_iterations must be 0 (default: 3) or more, not %d",
-                            opts->trace_iterations);
     for (size_t i = 0; i < opts->n_outputs; i++)
         if ((rc = check_writable(opts->outputs[i].file))) return rc;
 
