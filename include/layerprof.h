@@ -468,6 +468,10 @@ typedef struct lp_node_info {
     double time_mean_ns, time_std_ns;
     uint64_t time_min_ns, time_max_ns;
     double share; /* total / the total of its context (the root's without regions), 0..1 */
+    /* 1 for a module without forward (ModuleList, ModuleDict, or one whose methods others call):
+     * never called, so raw_calls is 0; its total is its own methods' time (self) plus its
+     * children's that ran outside it, so it is never smaller than theirs. */
+    int container;
 } lp_node_info;
 
 /* The number of nodes in the module tree (named_modules() order, root first). Like every getter

@@ -95,7 +95,8 @@ typedef struct lps_frame {
 #define LPS_MAX_FRAMES 64
 
 /* Where events go. Called on the threads that run the model; must not throw.
- * call_enter, call_exit and op_start return 1 when op events are wanted on this thread now, 0
+ * call_enter (a forward: one call of the module), method_enter, call_exit and op_start return 1
+ * when op events are wanted on this thread now, 0
  * when the innermost call is not measured: the shim then skips the ops that start before the
  * next of these three calls on the thread (and their op_end), except graph mode's top-level ops,
  * which carry their module. `shape_key` hashes the op's input sizes with LPS_HOOK_SHAPES (never
@@ -112,6 +113,10 @@ typedef struct lps_sink {
     void (*op_end)(void *ctx, uint64_t t_ns);
     void (*memory)(void *ctx, const void *ptr, int64_t bytes, int device, uint64_t t_ns);
     int32_t (*resolve)(void *ctx, const lps_frame *frames, size_t n, int32_t fork_base);
+    /* A frame of a module's method other than forward (a ModuleList's __len__, a helper another
+     * module calls on it): its time is the module's, but it is no call. Closed by call_exit.
+     * NULL: such frames go to call_enter, and count as calls. */
+    int (*method_enter)(void *ctx, int32_t module, uint64_t t_ns);
 } lps_sink;
 
 /* Device ids of memory events. */

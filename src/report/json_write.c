@@ -202,6 +202,8 @@ json_t *lp_export_report(const lp_tree *t, const json_t *run) {
         put(m, "parent", json_integer(n->parent), &ok);
         put(m, "depth", json_integer(n->depth), &ok);
         put(m, "selected", json_boolean(n->selected), &ok);
+        /* Only when true, so reports of models without containers keep their bytes. */
+        if (n->container) put(m, "container", json_true(), &ok);
         put_figures(m, t, &n->fig, &ok);
         if (n->first_op >= 0) put(m, "ops", ops_json(t, n->first_op, &ok), &ok);
     }
