@@ -128,7 +128,8 @@ LP_API const char *lp_dtype_name(lp_dtype dtype);
 
 typedef enum lp_mode {
     LP_MODE_HOOKS = 0, /* TorchScript optimizer off: true module entry/exit for every module */
-    LP_MODE_GRAPH /* optimised graph: ops attributed to modules through the inlined call stack */
+    LP_MODE_GRAPH,  /* optimised graph: ops attributed to modules through the inlined call stack */
+    LP_MODE_MARKERS /* optimised graph with enter/exit markers at every submodule call site */
 } lp_mode;
 
 typedef enum lp_units { LP_UNITS_AUTO = 0, LP_UNITS_US, LP_UNITS_MS, LP_UNITS_S } lp_units;

@@ -56,7 +56,10 @@ struct OpSite {
 struct lps_model {
     torch::jit::Module module;
     c10::Device device{c10::kCPU};
-    int optimize = 0;
+    int optimize = 0;        // the graph executor's optimizer is on (graph and markers modes)
+    bool graph = false;      // LPS_EXEC_GRAPH: top-level ops carry their module
+    bool markers = false;    // LPS_EXEC_MARKERS: call sites carry enter/exit markers
+    size_t marker_sites = 0; // marker pairs inserted at load
     std::vector<lps::ModuleEntry> modules;
     std::unordered_map<const void *, int32_t> self_to_module; // ivalue::Object* -> index
     std::unordered_map<std::string, int32_t> path_to_module;  // at load: each module's parent
@@ -81,4 +84,16 @@ struct lps_inputs {
 namespace lps {
 // Resets the per-forward op position used by the graph mode's site cache (hooks.cpp).
 void begin_forward(lps_model *m) noexcept;
+
+// Markers (markers.cpp puts them in the graphs; hooks.cpp delivers what they say).
+// Puts an enter and an exit marker around every submodule call site of every method of `m`'s
+// modules; returns the number of sites. Before any method of `m` has run.
+size_t insert_markers(lps_model *m);
+// Run by the marker instructions on the thread that runs the model: `self` is the module being
+// called; `call` says whether the method is a forward (a call) or another method (time only).
+void marker_enter(const c10::IValue &self, bool call) noexcept;
+void marker_exit() noexcept;
+// The driver's enter and exit of each forward's root call in markers mode (the markers sit at
+// call sites, and the root has none).
+void markers_root(lps_model *m, bool enter, uint64_t t) noexcept;
 } // namespace lps

@@ -54,7 +54,8 @@ int session_hooks_install(lp_session *s) {
                      .memory = sink_memory,
                      .resolve = sink_resolve,
                      .method_enter = sink_method_enter};
-    unsigned hooks = LPS_HOOK_MODULES;
+    /* Markers need no frame callback: the module calls come from the graph itself. */
+    unsigned hooks = s->opts.mode == LP_MODE_MARKERS ? LPS_HOOK_MARKERS : LPS_HOOK_MODULES;
     if (s->opts.events || s->opts.mode == LP_MODE_GRAPH) hooks |= LPS_HOOK_OPS;
     if (s->opts.memory) hooks |= LPS_HOOK_MEMORY;
     if (s->opts.events && s->opts.shapes) hooks |= LPS_HOOK_SHAPES;
