@@ -56,16 +56,6 @@ inline bool is_fork_frame(const at::RecordFunction &fn) {
     return std::strcmp(fn.name(), "<forked function>") == 0;
 }
 
-// A call is a forward, as eager forward hooks count them: "forward", or "forward1", "forward2"...
-// (a traced model's later calls of one submodule). Another method's frame (a ModuleList's
-// __len__, RAFT's corr_block.index_pyramid) is time in the module, not a call of it.
-inline bool is_forward(const char *name) {
-    if (std::strncmp(name, "forward", 7) != 0) return false;
-    for (name += 7; *name; name++)
-        if (*name < '0' || *name > '9') return false;
-    return true;
-}
-
 // The module whose `self` the frame runs on (inputs()[0]: docs/libtorch.md), or -1.
 int32_t frame_module(const lps_model *m, const at::RecordFunction &fn) noexcept {
     try {
@@ -93,7 +83,7 @@ std::unique_ptr<at::ObserverContext> on_frame_start(const at::RecordFunction &fn
         if (t_fork_depth < k_max_fork_depth) t_fork_base[t_fork_depth] = module;
         t_fork_depth++;
     }
-    auto enter = fork || is_forward(fn.name()) || !m->sink.method_enter ? m->sink.call_enter
+    auto enter = fork || lps::is_forward_name(fn.name()) || !m->sink.method_enter ? m->sink.call_enter
                                                                         : m->sink.method_enter;
     t_ops_wanted = enter(m->sink.ctx, module, t) != 0;
     return nullptr;

@@ -52,13 +52,6 @@ torch::jit::RegisterOperators g_marker_ops({
         c10::AliasAnalysisKind::CONSERVATIVE),
 });
 
-bool is_forward(const std::string &name) {
-    if (name.compare(0, 7, "forward") != 0) return false;
-    for (size_t i = 7; i < name.size(); i++)
-        if (name[i] < '0' || name[i] > '9') return false;
-    return true;
-}
-
 // A call of another module's method: its target is a module (a class or a module interface) and
 // not the graph's own `self` (a helper method of the same module is part of its call).
 bool is_submodule_call(const torch::jit::Node *n, const torch::jit::Value *self) {
@@ -92,7 +85,7 @@ size_t mark_block(torch::jit::Block *b, const torch::jit::Value *self) {
         sites += mark_subgraphs(n);
         if (!is_submodule_call(n, self)) continue;
         torch::jit::Graph *g = n->owningGraph();
-        bool call = is_forward(n->s(c10::attr::name));
+        bool call = lps::is_forward_name(n->s(c10::attr::name).c_str());
         torch::jit::Node *enter = g->create(call ? k_enter : k_method, {n->inputs()[0]}, 0);
         enter->insertBefore(n);
         torch::jit::Node *exit = g->create(k_exit, {}, 0);

@@ -4,6 +4,7 @@
 #include <torch/script.h>
 
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <new>
 #include <string>
@@ -82,6 +83,21 @@ struct lps_inputs {
 };
 
 namespace lps {
+
+// A call is a forward, as eager forward hooks count them: "forward", a traced model's later calls
+// of one submodule ("forward1", "forward2"...), or an overload of a scripted forward
+// ("forward__0", torch.jit._overload_method, as torchvision's DenseNet layers have). Another
+// method (a ModuleList's __len__, RAFT's corr_block.index_pyramid) is time in its module, not a
+// call of it.
+inline bool is_forward_name(const char *name) noexcept {
+    if (std::strncmp(name, "forward", 7) != 0) return false;
+    name += 7;
+    if (name[0] == '_' && name[1] == '_' && name[2]) name += 2;
+    for (; *name; name++)
+        if (*name < '0' || *name > '9') return false;
+    return true;
+}
+
 // Resets the per-forward op position used by the graph mode's site cache (hooks.cpp).
 void begin_forward(lps_model *m) noexcept;
 
