@@ -113,6 +113,9 @@ static void forward(bench_model *bm) {
 static int sink_call_enter(void *c, int32_t m, uint64_t t) {
     return lp_ev_call_enter(c, m, t);
 }
+static int sink_method_enter(void *c, int32_t m, uint64_t t) {
+    return lp_ev_method_enter(c, m, t);
+}
 static int sink_call_exit(void *c, uint64_t t) {
     return lp_ev_call_exit(c, t);
 }
@@ -182,8 +185,8 @@ static int32_t count_resolve(void *c, const lps_frame *frames, size_t n, int32_t
 /* Events per forward, averaged over `n` forwards after the executor's own warm-up. */
 static counts count_events(bench_model *bm, unsigned hooks, int n) {
     counts k = {0};
-    lps_sink sink = {&k,           count_enter,  count_exit,   count_op,
-                     count_op_end, count_memory, count_resolve};
+    lps_sink sink = {&k,           count_enter,  count_exit,    count_op,
+                     count_op_end, count_memory, count_resolve, count_enter};
     int rc = lps_profile_begin(bm->m, &sink, hooks);
     if (rc) die("lps_profile_begin", rc);
     for (int i = 0; i < n; i++)
@@ -225,10 +228,10 @@ static int g_cpu_clock = 1;
 static void run_block(variant *v) {
     size_t first = v->fwd.n;
     lps_sink sink = {v->c,        sink_call_enter, sink_call_exit, sink_op_start,
-                     sink_op_end, sink_memory,     sink_resolve};
+                     sink_op_end, sink_memory,     sink_resolve,   sink_method_enter};
     if (v->empty_sink)
-        sink = (lps_sink){&v->k,        count_enter,  count_exit,   count_op,
-                          count_op_end, count_memory, count_resolve};
+        sink = (lps_sink){&v->k,        count_enter,  count_exit,    count_op,
+                          count_op_end, count_memory, count_resolve, count_enter};
     uint64_t t0 = 0, t1 = 0;
     if (v->hooks) {
         t0 = lp_now_ns();
@@ -560,7 +563,7 @@ static int cmd_report(const char *path, const char *name, int reps) {
                                       .selected = NULL};
             if (lp_collector_create(&c, &tree, &cc)) die("lp_collector_create", -1);
             lps_sink sink = {c,           sink_call_enter, sink_call_exit, sink_op_start,
-                             sink_op_end, sink_memory,     sink_resolve};
+                             sink_op_end, sink_memory,     sink_resolve,   sink_method_enter};
             int rc = lps_profile_begin(bm.m, &sink, settings[s].hooks);
             if (rc) die("lps_profile_begin", rc);
             for (int i = 0; i < 2; i++) {
@@ -617,7 +620,7 @@ static int cmd_iterations(const char *path, const char *name, int max) {
         .memory = 1, .memory_devices = 1u << LP_DEV_CPU, .ops = 1, .selected = NULL};
     if (lp_collector_create(&c, &tree, &cc)) die("lp_collector_create", -1);
     lps_sink sink = {c,           sink_call_enter, sink_call_exit, sink_op_start,
-                     sink_op_end, sink_memory,     sink_resolve};
+                     sink_op_end, sink_memory,     sink_resolve,   sink_method_enter};
     int rc = lps_profile_begin(bm.m, &sink, LPS_HOOK_MODULES | LPS_HOOK_OPS | LPS_HOOK_MEMORY);
     if (rc) die("lps_profile_begin", rc);
     bench_heap first = {0}, last = {0};
@@ -691,10 +694,10 @@ static int cmd_loop(const char *path, const char *exec, const char *setting, int
             .memory = memory, .memory_devices = 1u << LP_DEV_CPU, .ops = ops, .selected = NULL};
         if (lp_collector_create(&c, &tree, &cc)) die("lp_collector_create", -1);
         sink = (lps_sink){c,           sink_call_enter, sink_call_exit, sink_op_start,
-                          sink_op_end, sink_memory,     sink_resolve};
+                          sink_op_end, sink_memory,     sink_resolve,   sink_method_enter};
     } else if (hooks) {
-        sink = (lps_sink){&k,           count_enter,  count_exit,   count_op,
-                          count_op_end, count_memory, count_resolve};
+        sink = (lps_sink){&k,           count_enter,  count_exit,    count_op,
+                          count_op_end, count_memory, count_resolve, count_enter};
     }
     if (hooks) {
         int rc = lps_profile_begin(bm.m, &sink, hooks);

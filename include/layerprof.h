@@ -128,7 +128,8 @@ LP_API const char *lp_dtype_name(lp_dtype dtype);
 
 typedef enum lp_mode {
     LP_MODE_HOOKS = 0, /* TorchScript optimizer off: true module entry/exit for every module */
-    LP_MODE_GRAPH /* optimised graph: ops attributed to modules through the inlined call stack */
+    LP_MODE_GRAPH,  /* optimised graph: ops attributed to modules through the inlined call stack */
+    LP_MODE_MARKERS /* optimised graph with enter/exit markers at every submodule call site */
 } lp_mode;
 
 typedef enum lp_units { LP_UNITS_AUTO = 0, LP_UNITS_US, LP_UNITS_MS, LP_UNITS_S } lp_units;
@@ -468,6 +469,10 @@ typedef struct lp_node_info {
     double time_mean_ns, time_std_ns;
     uint64_t time_min_ns, time_max_ns;
     double share; /* total / the total of its context (the root's without regions), 0..1 */
+    /* 1 for a module without forward (ModuleList, ModuleDict, or one whose methods others call):
+     * never called, so raw_calls is 0; its total is its own methods' time (self) plus its
+     * children's that ran outside it, so it is never smaller than theirs. */
+    int container;
 } lp_node_info;
 
 /* The number of nodes in the module tree (named_modules() order, root first). Like every getter

@@ -76,18 +76,23 @@ std::unique_ptr<at::ObserverContext> on_frame_start(const at::RecordFunction &fn
     lps_model *m = g_active.load(std::memory_order_relaxed);
     if (!m) return nullptr;
     int32_t module = frame_module(m, fn);
-    if (m->optimize && is_fork_frame(fn)) {
+    // A forked closure's frame runs on the module it forked (its `self`): that frame is the call
+    // (graph mode sees no other; in hooks mode the forward inside it then passes through).
+    bool fork = is_fork_frame(fn);
+    if (m->graph && fork) {
         if (t_fork_depth < k_max_fork_depth) t_fork_base[t_fork_depth] = module;
         t_fork_depth++;
     }
-    t_ops_wanted = m->sink.call_enter(m->sink.ctx, module, t) != 0;
+    auto enter = fork || lps::is_forward_name(fn.name()) || !m->sink.method_enter ? m->sink.call_enter
+                                                                        : m->sink.method_enter;
+    t_ops_wanted = enter(m->sink.ctx, module, t) != 0;
     return nullptr;
 }
 
 void on_frame_end(const at::RecordFunction &fn, at::ObserverContext *) noexcept {
     uint64_t t = lp_now_ns();
     lps_model *m = g_active.load(std::memory_order_relaxed);
-    if (m && m->optimize && t_fork_depth > 0 && is_fork_frame(fn)) t_fork_depth--;
+    if (m && m->graph && t_fork_depth > 0 && is_fork_frame(fn)) t_fork_depth--;
     if (m) t_ops_wanted = m->sink.call_exit(m->sink.ctx, t) != 0;
 }
 
@@ -216,7 +221,7 @@ std::unique_ptr<at::ObserverContext> on_op_start(const at::RecordFunction &fn) n
     lps_model *m = g_active.load(std::memory_order_relaxed);
     if (!m) return nullptr;
     // Graph mode's top-level ops carry their module, so they always go to the core.
-    bool graph_top = m->optimize && t_is_driver && t_op_depth == 0;
+    bool graph_top = m->graph && t_is_driver && t_op_depth == 0;
     if (!t_ops_wanted && !graph_top) {
         t_skip_depth = 1;
         return nullptr;
@@ -278,6 +283,35 @@ bool another_profiler_active() {
 } // namespace
 
 namespace lps {
+
+void marker_enter(const c10::IValue &self, bool call) noexcept {
+    uint64_t t = lp_now_ns();
+    lps_model *m = g_active.load(std::memory_order_relaxed);
+    if (!m || !(m->hooks & LPS_HOOK_MARKERS)) return;
+    int32_t module = -1;
+    if (self.isObject()) { // always, for a module; the lookup is a pointer hash
+        auto it = m->self_to_module.find(&self.toObjectRef());
+        if (it != m->self_to_module.end()) module = it->second;
+    }
+    auto enter = call || !m->sink.method_enter ? m->sink.call_enter : m->sink.method_enter;
+    t_ops_wanted = enter(m->sink.ctx, module, t) != 0;
+}
+
+void marker_exit() noexcept {
+    uint64_t t = lp_now_ns();
+    lps_model *m = g_active.load(std::memory_order_relaxed);
+    if (!m || !(m->hooks & LPS_HOOK_MARKERS)) return;
+    t_ops_wanted = m->sink.call_exit(m->sink.ctx, t) != 0;
+}
+
+void markers_root(lps_model *m, bool enter, uint64_t t) noexcept {
+    if (!m->markers || g_active.load(std::memory_order_relaxed) != m ||
+        !(m->hooks & LPS_HOOK_MARKERS))
+        return;
+    t_ops_wanted =
+        (enter ? m->sink.call_enter(m->sink.ctx, 0, t) : m->sink.call_exit(m->sink.ctx, t)) != 0;
+}
+
 void begin_forward(lps_model *) noexcept {
     t_site_pos = 0;
     t_op_depth = 0;
@@ -304,7 +338,7 @@ int lps_profile_begin(lps_model *m, const lps_sink *sink, unsigned hooks) noexce
         t_is_driver = true;
         t_ops_wanted = false;
         t_skip_depth = 0;
-        if (m->optimize) m->sites.reserve(k_max_sites);
+        if (m->graph) m->sites.reserve(k_max_sites);
         m->sites_resolved = m->sites_hit = 0;
         try {
             if (hooks & LPS_HOOK_MODULES)

@@ -34,12 +34,17 @@ void lps_set_verbose(int verbose) LPS_NOEXCEPT;
 /* Intra-op threads (at::set_num_threads); 0 leaves libtorch's default. */
 int lps_set_threads(int threads) LPS_NOEXCEPT;
 
-/* Loads a TorchScript file onto `device` ("cpu", "cuda", "cuda:N"). `optimize` selects the
- * executor mode, which libtorch fixes per function at its first run: 0 for the hooks mode
- * (optimizer off, a frame per submodule call), 1 for the graph mode. *out: free with
- * lps_model_free. */
-int lps_model_load(const char *path, const char *device, int optimize,
-                   lps_model **out) LPS_NOEXCEPT;
+/* How a model runs, which libtorch fixes per function at its first run (docs/libtorch.md). */
+enum {
+    LPS_EXEC_HOOKS = 0,  /* optimizer off: a TorchScript frame per submodule call */
+    LPS_EXEC_GRAPH = 1,  /* optimizer on: top-level ops carry their module (sink.resolve) */
+    LPS_EXEC_MARKERS = 2 /* optimizer on, with enter/exit markers at every submodule call site */
+};
+
+/* Loads a TorchScript file onto `device` ("cpu", "cuda", "cuda:N") to run as `exec` says
+ * (LPS_EXEC_*). With LPS_EXEC_MARKERS the markers are put into every method's graph before its
+ * first run (shim/markers.cpp). *out: free with lps_model_free. */
+int lps_model_load(const char *path, const char *device, int exec, lps_model **out) LPS_NOEXCEPT;
 void lps_model_free(lps_model *m) LPS_NOEXCEPT;
 
 /* The module tree in named_modules() order, root first. Strings are borrowed from the model. */
@@ -95,7 +100,8 @@ typedef struct lps_frame {
 #define LPS_MAX_FRAMES 64
 
 /* Where events go. Called on the threads that run the model; must not throw.
- * call_enter, call_exit and op_start return 1 when op events are wanted on this thread now, 0
+ * call_enter (a forward: one call of the module), method_enter, call_exit and op_start return 1
+ * when op events are wanted on this thread now, 0
  * when the innermost call is not measured: the shim then skips the ops that start before the
  * next of these three calls on the thread (and their op_end), except graph mode's top-level ops,
  * which carry their module. `shape_key` hashes the op's input sizes with LPS_HOOK_SHAPES (never
@@ -112,6 +118,10 @@ typedef struct lps_sink {
     void (*op_end)(void *ctx, uint64_t t_ns);
     void (*memory)(void *ctx, const void *ptr, int64_t bytes, int device, uint64_t t_ns);
     int32_t (*resolve)(void *ctx, const lps_frame *frames, size_t n, int32_t fork_base);
+    /* A frame of a module's method other than forward (a ModuleList's __len__, a helper another
+     * module calls on it): its time is the module's, but it is no call. Closed by call_exit.
+     * NULL: such frames go to call_enter, and count as calls. */
+    int (*method_enter)(void *ctx, int32_t module, uint64_t t_ns);
 } lps_sink;
 
 /* Device ids of memory events. */
@@ -121,7 +131,11 @@ enum {
     LPS_HOOK_MODULES = 1u << 0, /* call_enter/exit for TorchScript frames (self -> module) */
     LPS_HOOK_OPS = 1u << 1,     /* op_start/end for every op */
     LPS_HOOK_MEMORY = 1u << 2,  /* the memory reporter */
-    LPS_HOOK_SHAPES = 1u << 3   /* with OPS: ops get their inputs, and op_start a shape_key */
+    LPS_HOOK_SHAPES = 1u << 3,  /* with OPS: ops get their inputs, and op_start a shape_key */
+    /* LPS_EXEC_MARKERS: the markers call call_enter/method_enter/call_exit (no RecordFunction
+     * callback: the markers are interpreter instructions), and each forward's root call is
+     * entered and left around it by the driver. */
+    LPS_HOOK_MARKERS = 1u << 4
 };
 
 /* With LPS_HOOK_SHAPES, called from inside sink.op_start on the thread that delivers it: writes
@@ -138,6 +152,18 @@ int lps_op_input_shapes(char *buf, size_t size) LPS_NOEXCEPT;
 int lps_profile_begin(lps_model *m, const lps_sink *sink, unsigned hooks) LPS_NOEXCEPT;
 /* Removes them. Safe to call when nothing is installed. */
 void lps_profile_end(lps_model *m) LPS_NOEXCEPT;
+
+/* Markers (LPS_EXEC_MARKERS): the call sites marked when the model was loaded, and, after the
+ * forwards so far, how many enter and exit markers the optimised graph of forward holds for
+ * these inputs, against how many the marked graph holds once its calls are inlined (what the
+ * optimizer was given). Equal counts: the optimizer removed no marker. The optimised graph
+ * exists only after a forward has run. */
+typedef struct lps_marker_census {
+    size_t sites;         /* marker pairs put into the methods' graphs */
+    size_t expected;      /* enter markers in forward's graph with every call inlined */
+    size_t enters, exits; /* enter and exit markers in the optimised graph the executor runs */
+} lps_marker_census;
+int lps_markers_census(lps_model *m, lps_inputs *in, lps_marker_census *out) LPS_NOEXCEPT;
 
 /* Graph mode diagnostics: op sites resolved (slow path) and cache hits since the last begin. */
 void lps_graph_stats(const lps_model *m, uint64_t *resolved, uint64_t *hits) LPS_NOEXCEPT;

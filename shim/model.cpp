@@ -128,7 +128,7 @@ static void index_modules(lps_model *m) {
     }
 }
 
-int lps_model_load(const char *path, const char *device, int optimize, lps_model **out) noexcept {
+int lps_model_load(const char *path, const char *device, int exec, lps_model **out) noexcept {
     if (!path || !out) return lp_error_set(LP_ERR_INVALID, "lps_model_load: NULL argument");
     *out = nullptr;
     return lps::guard([&]() -> int {
@@ -144,8 +144,10 @@ int lps_model_load(const char *path, const char *device, int optimize, lps_model
         try {
             // The executor mode must be set before the first run of any function of this
             // module: libtorch caches its decision per function (docs/libtorch.md).
-            torch::jit::setGraphExecutorOptimize(optimize != 0);
-            m->optimize = optimize;
+            m->optimize = exec != LPS_EXEC_HOOKS;
+            m->graph = exec == LPS_EXEC_GRAPH;
+            m->markers = exec == LPS_EXEC_MARKERS;
+            torch::jit::setGraphExecutorOptimize(m->optimize);
             m->device = dev;
             std::unordered_map<std::string, std::string> extra{{"layerprof.inputs", ""}};
             m->module = torch::jit::load(path, dev, extra);
@@ -158,6 +160,7 @@ int lps_model_load(const char *path, const char *device, int optimize, lps_model
             if (!m->module.find_method("forward"))
                 return lp_error_set(LP_ERR_MODEL, "model '%s' has no forward method", path);
             index_modules(m.get());
+            if (m->markers) m->marker_sites = lps::insert_markers(m.get());
         } catch (const std::bad_alloc &) {
             throw; // out of memory, not a bad model: the guard says so
         } catch (const std::exception &e) {
@@ -358,6 +361,7 @@ static c10::IValue run_forward(lps_model *m, lps_inputs *in) {
     // The driver's own timing of the forward call: from the call into TorchScript until it and its
     // tasks are done. Setting up the call (above) is layerprof's, not the model's.
     uint64_t t0 = lp_now_ns();
+    lps::markers_root(m, true, t0);
     auto future = fn.runAsync(stack, launcher);
     future->addCallback([tasks](c10::ivalue::Future &) {
         std::lock_guard<std::mutex> lock(tasks->mu);
@@ -382,8 +386,11 @@ static c10::IValue run_forward(lps_model *m, lps_inputs *in) {
         }
     }
     close();
-    m->last_forward_ns = lp_now_ns() - t0;
-    return future->value(); // rethrows the forward's error
+    uint64_t t1 = lp_now_ns();
+    m->last_forward_ns = t1 - t0;
+    c10::IValue out = future->value(); // rethrows the forward's error (the collector then resets)
+    lps::markers_root(m, false, t1);
+    return out;
 }
 
 uint64_t lps_last_forward_ns(const lps_model *m) noexcept {

@@ -4,6 +4,7 @@
 #include <torch/script.h>
 
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <new>
 #include <string>
@@ -56,7 +57,10 @@ struct OpSite {
 struct lps_model {
     torch::jit::Module module;
     c10::Device device{c10::kCPU};
-    int optimize = 0;
+    int optimize = 0;        // the graph executor's optimizer is on (graph and markers modes)
+    bool graph = false;      // LPS_EXEC_GRAPH: top-level ops carry their module
+    bool markers = false;    // LPS_EXEC_MARKERS: call sites carry enter/exit markers
+    size_t marker_sites = 0; // marker pairs inserted at load
     std::vector<lps::ModuleEntry> modules;
     std::unordered_map<const void *, int32_t> self_to_module; // ivalue::Object* -> index
     std::unordered_map<std::string, int32_t> path_to_module;  // at load: each module's parent
@@ -79,6 +83,33 @@ struct lps_inputs {
 };
 
 namespace lps {
+
+// A call is a forward, as eager forward hooks count them: "forward", a traced model's later calls
+// of one submodule ("forward1", "forward2"...), or an overload of a scripted forward
+// ("forward__0", torch.jit._overload_method, as torchvision's DenseNet layers have). Another
+// method (a ModuleList's __len__, RAFT's corr_block.index_pyramid) is time in its module, not a
+// call of it.
+inline bool is_forward_name(const char *name) noexcept {
+    if (std::strncmp(name, "forward", 7) != 0) return false;
+    name += 7;
+    if (name[0] == '_' && name[1] == '_' && name[2]) name += 2;
+    for (; *name; name++)
+        if (*name < '0' || *name > '9') return false;
+    return true;
+}
+
 // Resets the per-forward op position used by the graph mode's site cache (hooks.cpp).
 void begin_forward(lps_model *m) noexcept;
+
+// Markers (markers.cpp puts them in the graphs; hooks.cpp delivers what they say).
+// Puts an enter and an exit marker around every submodule call site of every method of `m`'s
+// modules; returns the number of sites. Before any method of `m` has run.
+size_t insert_markers(lps_model *m);
+// Run by the marker instructions on the thread that runs the model: `self` is the module being
+// called; `call` says whether the method is a forward (a call) or another method (time only).
+void marker_enter(const c10::IValue &self, bool call) noexcept;
+void marker_exit() noexcept;
+// The driver's enter and exit of each forward's root call in markers mode (the markers sit at
+// call sites, and the root has none).
+void markers_root(lps_model *m, bool enter, uint64_t t) noexcept;
 } // namespace lps

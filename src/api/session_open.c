@@ -169,6 +169,19 @@ static int wants_timeline(const lp_options *o) {
     return want;
 }
 
+/* How the shim loads the model for a mode: libtorch fixes it per function at the first run. */
+static int exec_of(lp_mode mode) {
+    switch (mode) {
+    case LP_MODE_GRAPH:
+        return LPS_EXEC_GRAPH;
+    case LP_MODE_MARKERS:
+        return LPS_EXEC_MARKERS;
+    case LP_MODE_HOOKS:
+        break;
+    }
+    return LPS_EXEC_HOOKS;
+}
+
 int lp_session_open(lp_session **out, const lp_options *opts) {
     if (!out) return lp_error_set(LP_ERR_INVALID, "lp_session_open: out is NULL");
     *out = NULL;
@@ -197,8 +210,7 @@ int lp_session_open(lp_session **out, const lp_options *opts) {
     if ((rc = lps_set_threads(opts->threads))) goto fail;
     /* "CUDA is not available: ..." before loading */
     if ((rc = lps_cuda_check(s->device))) goto fail;
-    if ((rc = lps_model_load(s->model_path, s->device, opts->mode == LP_MODE_GRAPH, &s->model)))
-        goto fail;
+    if ((rc = lps_model_load(s->model_path, s->device, exec_of(opts->mode), &s->model))) goto fail;
     if ((rc = build_tree(s))) goto fail;
     s->mounts[0] = (lp_mount){-1, &s->tree};
     s->n_mounts = 1;
@@ -256,6 +268,10 @@ int lp_session_open(lp_session **out, const lp_options *opts) {
             s, "%s",
             "mode: hooks (TorchScript optimizer off, so every module call is a real frame; "
             "the model ran unoptimised)");
+    else if (opts->mode == LP_MODE_MARKERS)
+        session_add_note(s, "%s",
+                         "mode: markers (the optimised model, with exact module calls marked at "
+                         "every call site)");
     else
         session_add_note(
             s, "%s",

@@ -12,6 +12,9 @@
 static int sink_call_enter(void *c, int32_t m, uint64_t t) {
     return lp_ev_call_enter(c, m, t);
 }
+static int sink_method_enter(void *c, int32_t m, uint64_t t) {
+    return lp_ev_method_enter(c, m, t);
+}
 
 static int sink_call_exit(void *c, uint64_t t) {
     return lp_ev_call_exit(c, t);
@@ -43,9 +46,16 @@ static int32_t sink_resolve(void *c, const lps_frame *frames, size_t n, int32_t 
 
 int session_hooks_install(lp_session *s) {
     if (s->hooks_on) return LP_OK;
-    lps_sink sink = {s->collector, sink_call_enter, sink_call_exit, sink_op_start,
-                     sink_op_end,  sink_memory,     sink_resolve};
-    unsigned hooks = LPS_HOOK_MODULES;
+    lps_sink sink = {.ctx = s->collector,
+                     .call_enter = sink_call_enter,
+                     .call_exit = sink_call_exit,
+                     .op_start = sink_op_start,
+                     .op_end = sink_op_end,
+                     .memory = sink_memory,
+                     .resolve = sink_resolve,
+                     .method_enter = sink_method_enter};
+    /* Markers need no frame callback: the module calls come from the graph itself. */
+    unsigned hooks = s->opts.mode == LP_MODE_MARKERS ? LPS_HOOK_MARKERS : LPS_HOOK_MODULES;
     if (s->opts.events || s->opts.mode == LP_MODE_GRAPH) hooks |= LPS_HOOK_OPS;
     if (s->opts.memory) hooks |= LPS_HOOK_MEMORY;
     if (s->opts.events && s->opts.shapes) hooks |= LPS_HOOK_SHAPES;

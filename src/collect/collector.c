@@ -31,8 +31,10 @@ static lp_thread_state *thread_state_new(const lp_collector *c) {
     lp_thread_state *ts = calloc(1, sizeof *ts);
     if (!ts) return NULL;
     ts->mods = calloc(c->tree->n_nodes ? c->tree->n_nodes : 1, sizeof *ts->mods);
-    if (!ts->mods || (c->cfg.memory && lp_ptrmap_init(&ts->live, 1024))) {
+    ts->outside_ns = calloc(c->tree->n_nodes ? c->tree->n_nodes : 1, sizeof *ts->outside_ns);
+    if (!ts->mods || !ts->outside_ns || (c->cfg.memory && lp_ptrmap_init(&ts->live, 1024))) {
         free(ts->mods);
+        free(ts->outside_ns);
         free(ts);
         return NULL;
     }
@@ -42,6 +44,7 @@ static lp_thread_state *thread_state_new(const lp_collector *c) {
 static void thread_state_free(lp_thread_state *ts) {
     if (!ts) return;
     free(ts->mods);
+    free(ts->outside_ns);
     free(ts->regs);
     free(ts->rows);
     free(ts->row_index);
@@ -101,6 +104,7 @@ static inline lp_frame *push(lp_thread_state *ts, int kind, int32_t node, uint64
     f->kind = (uint8_t)kind;
     f->inferred = 0;
     f->measured = (uint8_t)measured;
+    f->is_call = 1;
     f->module_frame = kind == FRAME_MODULE ? ts->sp : below_module;
     f->region_frame = kind == FRAME_REGION ? ts->sp
                       : ts->sp             ? ts->stack[ts->sp - 1].region_frame
@@ -161,11 +165,14 @@ static void trace_span(const lp_collector *c, lp_thread_state *ts, const lp_fram
                              f->t_start, t);
 }
 
-/* A closed call's figures: count, times (self = total minus what nested calls took), memory. */
+/* A closed call's figures: count, times (self = total minus what nested calls took), memory. A
+ * method frame (a module's method other than forward, run from outside it) adds its time and
+ * nothing else: a call is a forward, and per-call figures describe calls. */
 static void record_call(lp_collector *c, lp_figures *fig, const lp_frame *f, uint64_t total) {
-    fig->calls++;
     fig->total_ns += total;
     fig->self_ns += total > f->child_ns ? total - f->child_ns : 0;
+    if (!f->is_call) return;
+    fig->calls++;
     lp_welford_add(&fig->time, total);
     if (c->cfg.memory) record_memory(c, fig, f);
 }
@@ -182,10 +189,14 @@ static void pop(lp_collector *c, lp_thread_state *ts, uint64_t t) {
         if (f->measured) record_call(c, &ts->mods[f->node], f, total);
         /* The enclosing module's self time excludes this call; a forward's root call is a child
          * of the region it ran in. */
-        if (below && below->module_frame >= 0)
-            ts->stack[below->module_frame].child_ns += total;
-        else if (f->region_frame >= 0)
+        if (below && below->module_frame >= 0) {
+            lp_frame *encl = &ts->stack[below->module_frame];
+            encl->child_ns += total;
+            if (f->measured && encl->node != c->tree->nodes[f->node].parent)
+                ts->outside_ns[f->node] += total;
+        } else if (f->region_frame >= 0) {
             ts->stack[f->region_frame].child_ns += total;
+        }
     } else if (f->kind == FRAME_REGION) {
         if (f->measured) record_call(c, &ts->regs[f->node], f, total);
         if (below && below->region_frame >= 0) ts->stack[below->region_frame].child_ns += total;
@@ -246,7 +257,9 @@ static inline int ops_wanted(const lp_collector *c, const lp_thread_state *ts) {
     return c->cfg.ops && top_measured(ts);
 }
 
-int lp_ev_call_enter(lp_collector *c, int32_t module, uint64_t t) {
+/* A module frame: a forward call (is_call) or another method of the module. A frame on the
+ * module already innermost is a helper method of that call: it passes through. */
+static int enter_module(lp_collector *c, int32_t module, int is_call, uint64_t t) {
     lp_thread_state *ts = state_of(c);
     if (!ts) return 0;
     ts->events++;
@@ -256,8 +269,17 @@ int lp_ev_call_enter(lp_collector *c, int32_t module, uint64_t t) {
     }
     close_inferred(c, ts);
     lp_frame *f = push(ts, FRAME_MODULE, module, t, c->measured_root[module] || top_measured(ts));
+    if (f) f->is_call = (uint8_t)is_call;
     scope_enter(c, ts, f, NULL);
     return ops_wanted(c, ts);
+}
+
+int lp_ev_call_enter(lp_collector *c, int32_t module, uint64_t t) {
+    return enter_module(c, module, 1, t);
+}
+
+int lp_ev_method_enter(lp_collector *c, int32_t module, uint64_t t) {
+    return enter_module(c, module, 0, t);
 }
 
 int lp_ev_call_exit(lp_collector *c, uint64_t t) {

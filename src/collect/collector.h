@@ -65,6 +65,11 @@ void lp_collector_free(lp_collector *c);
  * Ops that carry their module (graph mode) must be delivered anyway, since they move the module;
  * an op_start skipped must have its op_end skipped too. */
 int lp_ev_call_enter(lp_collector *c, int32_t module, uint64_t t_ns);
+/* method_enter: a frame of another method than forward (a ModuleList's __len__, RAFT's
+ * corr_block.index_pyramid called from RAFT.forward): its time goes to the module, as a call's
+ * does, but it is no call: calls count forwards, as eager forward hooks do. Closed by
+ * lp_ev_call_exit. */
+int lp_ev_method_enter(lp_collector *c, int32_t module, uint64_t t_ns);
 int lp_ev_call_exit(lp_collector *c, uint64_t t_ns);
 int lp_ev_op_start(lp_collector *c, const char *name, int32_t module, uint64_t shape_key,
                    uint64_t t_ns);

@@ -31,10 +31,12 @@ int lp_collector_create(lp_collector **out, lp_tree *tree, const lp_collector_co
     c->tree = tree;
     c->cfg = *cfg;
     c->measured_root = calloc(tree->n_nodes ? tree->n_nodes : 1, 1);
+    c->rolled_ns = calloc(tree->n_nodes ? tree->n_nodes : 1, sizeof *c->rolled_ns);
     c->regions = calloc(LP_MAX_REGIONS, sizeof *c->regions);
     c->region_index = calloc(LP_REGION_INDEX_CAP, sizeof *c->region_index);
-    if (!c->measured_root || !c->regions || !c->region_index) {
+    if (!c->measured_root || !c->rolled_ns || !c->regions || !c->region_index) {
         free(c->measured_root);
+        free(c->rolled_ns);
         free(c->regions);
         free(c->region_index);
         free(c);
@@ -68,6 +70,7 @@ void lp_collector_free(lp_collector *c) {
         free(c->shape_texts[i]);
     free(c->shape_texts);
     free(c->measured_root);
+    free(c->rolled_ns);
     for (uint32_t i = 0; i < atomic_load(&c->n_regions); i++)
         free(c->regions[i].name);
     free(c->regions);
@@ -174,6 +177,23 @@ lp_timeline *lp_collector_timeline(lp_collector *c) {
     return &c->timeline;
 }
 
+/* A container (ModuleList, ModuleDict: no forward) is never called, and its elements run inside
+ * its parent's frames, not its own. Its total is what its own frames took (a __len__, at most)
+ * plus everything of its children that ran outside it, so the tree never shows a parent smaller
+ * than its children. Its self time stays what its own frames took, so the self times still add up
+ * to the root's total. Children come after their parent in the tree's pre-order: walking
+ * backwards, a container's children are all added up before it is reached. */
+static void roll_up_containers(const lp_tree *t, lp_thread_state *ts, uint64_t *rolled) {
+    memset(rolled, 0, t->n_nodes * sizeof *rolled);
+    for (size_t m = t->n_nodes; m-- > 1;) {
+        const lp_tree_node *node = &t->nodes[m];
+        if (node->container) ts->mods[m].total_ns += rolled[m];
+        if (t->nodes[node->parent].container)
+            rolled[node->parent] += ts->outside_ns[m] + (node->container ? rolled[m] : 0);
+        ts->outside_ns[m] = 0;
+    }
+}
+
 int lp_collector_finish(lp_collector *c) {
     lp_tree *t = c->tree;
     uint32_t n = atomic_load(&c->n_threads);
@@ -184,6 +204,7 @@ int lp_collector_finish(lp_collector *c) {
     for (uint32_t i = 0; i < n && i < LP_MAX_THREADS; i++) {
         lp_thread_state *ts = c->threads[i];
         if (!ts) continue;
+        roll_up_containers(t, ts, c->rolled_ns);
         for (size_t m = 0; m < t->n_nodes; m++) {
             lp_figures_merge(&t->nodes[m].fig, &ts->mods[m]);
             memset(&ts->mods[m], 0, sizeof ts->mods[m]);

@@ -41,6 +41,7 @@ typedef struct lp_frame {
     uint8_t kind;
     uint8_t inferred; /* graph mode: entry inferred from an op's module */
     uint8_t measured; /* inside a selected subtree */
+    uint8_t is_call;  /* MODULE frames: a forward call (counted), or another method (time only) */
     lp_frame_mem mem[LP_DEV_COUNT];
     uint64_t scope; /* scope id handed to the scope hooks' enter, 0 when none */
 } lp_frame;
@@ -63,7 +64,11 @@ typedef struct lp_thread_state {
     uint64_t next_serial;
     uint64_t last_op_end; /* end of the last top-level op (graph mode exits) */
     lp_figures *mods;     /* per module node */
-    lp_figures *regs;     /* per region id (LP_MAX_REGIONS), made by the thread's first region */
+    /* Per module node: the time of its frames that ran outside every frame of its tree parent
+     * (a ModuleList's elements, called from the list's parent). Containers add it up at merge, so
+     * a container's total is never smaller than its children's. */
+    uint64_t *outside_ns;
+    lp_figures *regs; /* per region id (LP_MAX_REGIONS), made by the thread's first region */
     lp_row *rows;
     size_t n_rows, cap_rows;
     int32_t *row_index; /* open addressing: row + 1, 0 empty */
@@ -78,6 +83,7 @@ struct lp_collector {
     lp_tree *tree;
     lp_collector_config cfg;
     uint8_t *measured_root; /* per module: selected (copied) */
+    uint64_t *rolled_ns;    /* per module: containers' roll-up at merge (scratch) */
     uint64_t generation;
     _Atomic uint32_t n_threads;
     /* A slot is claimed (n_threads) before its state is published here: readers of a claimed

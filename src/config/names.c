@@ -12,7 +12,8 @@ _Static_assert(sizeof(lp_fill) == sizeof(int), "lp_fill is int-sized");
 _Static_assert(sizeof(lp_dtype) == sizeof(int), "lp_dtype is int-sized");
 _Static_assert(sizeof(lp_cuda_timing) == sizeof(int), "lp_cuda_timing is int-sized");
 
-static const lp_cfg_name mode_names[] = {{"hooks", LP_MODE_HOOKS}, {"graph", LP_MODE_GRAPH}};
+static const lp_cfg_name mode_names[] = {
+    {"hooks", LP_MODE_HOOKS}, {"graph", LP_MODE_GRAPH}, {"markers", LP_MODE_MARKERS}};
 static const lp_cfg_name units_names[] = {
     {"auto", LP_UNITS_AUTO}, {"us", LP_UNITS_US}, {"ms", LP_UNITS_MS}, {"s", LP_UNITS_S}};
 static const lp_cfg_name format_names[] = {

@@ -61,6 +61,7 @@ int lp_tree_node_info(const lp_tree *t, size_t index, lp_node_info *out, const c
     out->cuda_self_ns = (double)n->fig.cuda_self_ns * per;
     out->cuda_total_ns = (double)n->fig.cuda_total_ns * per;
     out->kind = (lp_node_kind)n->kind;
+    out->container = n->container;
     time_fill(&n->fig, out);
     return LP_OK;
 }

@@ -192,6 +192,10 @@ static int read_modules(reader *rd, const json_t *mods) {
         lp_tree_node *n = &t->nodes[idx];
         if ((rc = read_kind(rd, m, &n->kind))) return rc;
         if ((rc = get_bool(rd, m, "selected", &n->selected))) return rc;
+        json_t *container = json_object_get(m, "container"); /* optional: absent means false */
+        if (container && !json_is_boolean(container))
+            return bad(rd, "container", "expected true or false");
+        n->container = json_is_true(container);
         if ((rc = read_figures(rd, m, &n->fig))) return rc;
         json_t *ops = json_object_get(m, "ops");
         if (ops && (rc = read_ops(rd, ops, idx, -1, 0))) return rc;

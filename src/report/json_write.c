@@ -51,6 +51,19 @@ static json_t *string_list(const char *const *list, size_t n) {
     return a;
 }
 
+/* The config's spelling of the mode (--mode), which the report keeps as text. */
+static const char *mode_name(lp_mode mode) {
+    switch (mode) {
+    case LP_MODE_GRAPH:
+        return "graph";
+    case LP_MODE_MARKERS:
+        return "markers";
+    case LP_MODE_HOOKS:
+        break;
+    }
+    return "hooks";
+}
+
 json_t *lp_export_run(const lp_run_meta *m) {
     int ok = 1;
     json_t *run = json_object(), *opt = json_object();
@@ -61,7 +74,7 @@ json_t *lp_export_run(const lp_run_meta *m) {
     }
     put(run, "model", jstr(m->model), &ok);
     put(run, "device", jstr(m->device ? m->device : "cpu"), &ok);
-    put(run, "mode", jstr(m->mode == LP_MODE_GRAPH ? "graph" : "hooks"), &ok);
+    put(run, "mode", jstr(mode_name(m->mode)), &ok);
     put(run, "libtorch_version", jstr(m->libtorch_version), &ok);
     put(run, "layerprof_version", jstr(m->layerprof_version), &ok);
     put(run, "date", jstr(m->date), &ok);
@@ -202,6 +215,8 @@ json_t *lp_export_report(const lp_tree *t, const json_t *run) {
         put(m, "parent", json_integer(n->parent), &ok);
         put(m, "depth", json_integer(n->depth), &ok);
         put(m, "selected", json_boolean(n->selected), &ok);
+        /* Only when true, so reports of models without containers keep their bytes. */
+        if (n->container) put(m, "container", json_true(), &ok);
         put_figures(m, t, &n->fig, &ok);
         if (n->first_op >= 0) put(m, "ops", ops_json(t, n->first_op, &ok), &ok);
     }

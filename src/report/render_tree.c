@@ -91,8 +91,10 @@ typedef struct render {
     size_t depth, cap_stack;
 } render;
 
+/* Measured figures to show: a call, or time without one (a container's, whose elements ran inside
+ * its parent; a module whose other methods ran, never its forward). */
 static int measured(const lp_tree_node *n) {
-    return n->selected && n->fig.calls > 0;
+    return n->selected && (n->fig.calls > 0 || n->fig.total_ns > 0);
 }
 
 /* Nodes are stored parent before child (lp_tree_add needs the parent first), so one reverse pass

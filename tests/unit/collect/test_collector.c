@@ -303,6 +303,71 @@ static void test_helper_method_and_free_function_frames_are_not_calls(void **sta
     assert_int_equal(stats_of(c).unbalanced, 0);
 }
 
+static void test_a_method_frame_adds_time_to_its_module_but_no_call(void **state) {
+    lp_collector *c = start(state, 0, 1, NULL);
+    enter(c, ROOT, 0);
+    lp_ev_method_enter(c, CLASSIFIER, 100); /* e.g. classifier.reset() run from the root */
+    alloc(c, 1, 64);
+    leave(c, 300);
+    enter(c, CLASSIFIER, 400); /* its forward: the one call */
+    leave(c, 600);
+    leave(c, 1000);
+    lp_collector_count_iteration(c);
+    assert_int_equal(lp_collector_finish(c), LP_OK);
+
+    ASSERT_TIMES(FIG(state, CLASSIFIER), 1, 400, 400);
+    ASSERT_TIMES(FIG(state, ROOT), 1, 1000, 600);
+    /* Per-call figures describe the call alone. */
+    assert_int_equal(FIG(state, CLASSIFIER)->time.n, 1);
+    assert_int_equal(FIG(state, CLASSIFIER)->time.min, 200);
+    ASSERT_STAT(FIG(state, CLASSIFIER)->mem[LP_DEV_CPU].retained, 0, 0, 0, 1);
+    ASSERT_STAT(FIG(state, ROOT)->mem[LP_DEV_CPU].retained, 64, 64, 64, 1);
+}
+
+static void test_a_container_totals_its_own_methods_and_its_childrens_calls(void **state) {
+    tree_of(state)->nodes[FEATURES].container = 1; /* a ModuleList: no forward */
+    lp_collector *c = start(state, 0, 0, NULL);
+    for (uint64_t it = 0; it < 2; it++) {
+        uint64_t t = it * 1000;
+        enter(c, ROOT, t);
+        lp_ev_method_enter(c, FEATURES, t + 10); /* len(self.features) */
+        leave(c, t + 20);
+        enter(c, F0, t + 100); /* the elements run in the root's forward */
+        leave(c, t + 300);
+        enter(c, F1, t + 400);
+        leave(c, t + 700);
+        leave(c, t + 1000);
+        lp_collector_count_iteration(c);
+    }
+    assert_int_equal(lp_collector_finish(c), LP_OK);
+
+    ASSERT_TIMES(FIG(state, FEATURES), 0, 2 * (10 + 200 + 300), 2 * 10);
+    ASSERT_TIMES(FIG(state, F0), 2, 2 * 200, 2 * 200);
+    ASSERT_TIMES(FIG(state, F1), 2, 2 * 300, 2 * 300);
+    /* The self times still add up to the root's total. */
+    ASSERT_TIMES(FIG(state, ROOT), 2, 2000, 2 * (1000 - 10 - 200 - 300));
+    assert_int_equal(FIG(state, FEATURES)->time.n, 0);
+}
+
+static void test_nested_containers_each_total_what_ran_outside_them(void **state) {
+    tree_of(state)->nodes[ROOT].container = 0;
+    tree_of(state)->nodes[FEATURES].container = 1; /* features: a ModuleDict ... */
+    tree_of(state)->nodes[F0].container = 1;       /* ... holding a ModuleList with no element */
+    lp_collector *c = start(state, 0, 0, NULL);
+    enter(c, ROOT, 0);
+    enter(c, F1, 100);
+    leave(c, 400);
+    lp_ev_method_enter(c, F0, 500);
+    leave(c, 550);
+    leave(c, 1000);
+    lp_collector_count_iteration(c);
+    assert_int_equal(lp_collector_finish(c), LP_OK);
+
+    ASSERT_TIMES(FIG(state, F0), 0, 50, 50);
+    ASSERT_TIMES(FIG(state, FEATURES), 0, 300 + 50, 0);
+    ASSERT_TIMES(FIG(state, ROOT), 1, 1000, 1000 - 300 - 50);
+}
+
 static void test_a_module_index_outside_the_tree_is_a_pass_through_frame(void **state) {
     lp_collector *c = start(state, 0, 0, NULL);
     enter(c, ROOT, 0);
@@ -995,6 +1060,9 @@ int main(void) {
         TEST(test_a_module_that_never_ran_has_zero_calls),
         TEST(test_several_iterations_add_raw_sums_and_count_iterations),
         TEST(test_helper_method_and_free_function_frames_are_not_calls),
+        TEST(test_a_method_frame_adds_time_to_its_module_but_no_call),
+        TEST(test_a_container_totals_its_own_methods_and_its_childrens_calls),
+        TEST(test_nested_containers_each_total_what_ran_outside_them),
         TEST(test_a_module_index_outside_the_tree_is_a_pass_through_frame),
         TEST(test_nested_op_rows_get_exact_self_and_total_times),
         TEST(test_op_rows_are_not_kept_without_the_ops_option),

@@ -1,0 +1,156 @@
+// markers.cpp: the markers mode. Exact module calls on the optimised graph.
+//
+// TorchScript's optimizer inlines every submodule call into one graph, so a running optimised model
+// has no module boundaries left to hook (docs/libtorch.md). Before the first run, this file puts
+// two instructions around every submodule call site of every method graph:
+//
+//     layerprof::enter(%submodule)      (layerprof::method(%submodule) for a method other than
+//     forward) %out = prim::CallMethod[name="forward"](%submodule, ...) layerprof::exit()
+//
+// The optimizer then inlines the call between them. They are JIT operators, which the interpreter
+// runs as plain instructions: no dispatcher, so no RecordFunction fires for them, and modules-only
+// profiling needs no per-op callback at all. They are registered with CONSERVATIVE alias analysis,
+// which makes them side effects: dead-code elimination keeps them, and nothing moves across them.
+// The module is known from the object the instruction is given, as in hooks mode: TorchScript
+// shares one compiled method between modules of the same type, so a call site names its callee
+// only at run time.
+#include <torch/csrc/jit/api/function_impl.h>
+#include <torch/csrc/jit/ir/ir.h>
+#include <torch/csrc/jit/passes/inliner.h>
+#include <torch/csrc/jit/runtime/custom_operator.h>
+#include <torch/csrc/jit/runtime/graph_executor.h>
+
+#include <unordered_set>
+
+#include "shim_internal.hpp"
+
+namespace {
+
+const c10::Symbol k_enter = c10::Symbol::fromQualString("layerprof::enter");
+const c10::Symbol k_method = c10::Symbol::fromQualString("layerprof::method");
+const c10::Symbol k_exit = c10::Symbol::fromQualString("layerprof::exit");
+
+// The marker instructions. Registered once per process, when the library is loaded; a model never
+// carries them into a file (layerprof never saves one).
+torch::jit::RegisterOperators g_marker_ops({
+    torch::jit::Operator(
+        "layerprof::enter(Any self) -> ()",
+        [](torch::jit::Stack &stack) {
+            lps::marker_enter(stack.back(), true);
+            stack.pop_back();
+        },
+        c10::AliasAnalysisKind::CONSERVATIVE),
+    torch::jit::Operator(
+        "layerprof::method(Any self) -> ()",
+        [](torch::jit::Stack &stack) {
+            lps::marker_enter(stack.back(), false);
+            stack.pop_back();
+        },
+        c10::AliasAnalysisKind::CONSERVATIVE),
+    torch::jit::Operator(
+        "layerprof::exit() -> ()", [](torch::jit::Stack &) { lps::marker_exit(); },
+        c10::AliasAnalysisKind::CONSERVATIVE),
+});
+
+// A call of another module's method: its target is a module (a class or a module interface) and
+// not the graph's own `self` (a helper method of the same module is part of its call).
+bool is_submodule_call(const torch::jit::Node *n, const torch::jit::Value *self) {
+    if (n->kind() != c10::prim::CallMethod) return false;
+    const torch::jit::Value *target = n->inputs()[0];
+    if (target == self) return false;
+    if (auto cls = target->type()->cast<c10::ClassType>()) return cls->is_module();
+    if (auto iface = target->type()->cast<c10::InterfaceType>()) return iface->is_module();
+    return false;
+}
+
+size_t mark_block(torch::jit::Block *b, const torch::jit::Value *self);
+
+// A forked closure (torch.jit.fork) is a subgraph of its prim::fork node: its calls are marked
+// inside it, and it runs on the fork's task.
+size_t mark_subgraphs(torch::jit::Node *n) {
+    size_t sites = 0;
+    if (n->hasAttribute(c10::attr::Subgraph)) {
+        auto g = n->g(c10::attr::Subgraph);
+        sites += mark_block(g->block(), nullptr);
+    }
+    return sites;
+}
+
+size_t mark_block(torch::jit::Block *b, const torch::jit::Value *self) {
+    size_t sites = 0;
+    for (auto it = b->nodes().begin(); it != b->nodes().end(); ++it) {
+        torch::jit::Node *n = *it;
+        for (torch::jit::Block *sub : n->blocks()) // loops, conditionals
+            sites += mark_block(sub, self);
+        sites += mark_subgraphs(n);
+        if (!is_submodule_call(n, self)) continue;
+        torch::jit::Graph *g = n->owningGraph();
+        bool call = lps::is_forward_name(n->s(c10::attr::name).c_str());
+        torch::jit::Node *enter = g->create(call ? k_enter : k_method, {n->inputs()[0]}, 0);
+        enter->insertBefore(n);
+        torch::jit::Node *exit = g->create(k_exit, {}, 0);
+        exit->insertAfter(n);
+        sites++;
+    }
+    return sites;
+}
+
+size_t count_markers(torch::jit::Block *b, c10::Symbol kind) {
+    size_t n = 0;
+    for (torch::jit::Node *node : b->nodes()) {
+        if (node->kind() == kind || (kind == k_enter && node->kind() == k_method)) n++;
+        for (torch::jit::Block *sub : node->blocks())
+            n += count_markers(sub, kind);
+        if (node->hasAttribute(c10::attr::Subgraph))
+            n += count_markers(node->g(c10::attr::Subgraph)->block(), kind);
+    }
+    return n;
+}
+
+} // namespace
+
+namespace lps {
+
+size_t insert_markers(lps_model *m) {
+    // Each compiled method once: modules of one type share their methods' graphs.
+    std::unordered_set<const torch::jit::Function *> done;
+    size_t sites = 0;
+    for (const auto &item : m->module.named_modules()) {
+        for (const auto &method : item.value.get_methods()) {
+            torch::jit::Function &fn = method.function();
+            if (!done.insert(&fn).second) continue;
+            auto graph = torch::jit::toGraphFunction(fn).graph();
+            sites += mark_block(graph->block(), graph->inputs()[0]);
+        }
+    }
+    return sites;
+}
+
+} // namespace lps
+
+extern "C" {
+
+int lps_markers_census(lps_model *m, lps_inputs *in, lps_marker_census *out) noexcept {
+    if (!m || !in || !out) return lp_error_set(LP_ERR_INVALID, "lps_markers_census: NULL argument");
+    *out = lps_marker_census{m->marker_sites, 0, 0, 0};
+    if (!m->markers) return LP_OK;
+    return lps::guard([&]() -> int {
+        auto &fn = torch::jit::toGraphFunction(m->module.get_method("forward").function());
+        // What the optimizer was given: the marked graph, every call inlined.
+        auto inlined = fn.graph()->copy();
+        torch::jit::Inline(*inlined);
+        out->expected = count_markers(inlined->block(), k_enter);
+        // What it made of it, for these inputs (the plan the executor runs; it exists once a
+        // forward ran with the optimizer on, so asking for it optimises nothing anew).
+        std::vector<c10::IValue> stack;
+        stack.push_back(m->module._ivalue());
+        stack.insert(stack.end(), in->values.begin(), in->values.end());
+        torch::jit::setGraphExecutorOptimize(true);
+        auto plan = fn.get_executor().getPlanFor(stack);
+        out->enters = count_markers(plan.graph->block(), k_enter);
+        out->exits = count_markers(plan.graph->block(), k_exit);
+        return LP_OK;
+    });
+}
+
+} // extern "C"
