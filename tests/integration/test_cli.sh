@@ -352,7 +352,7 @@ FORMATS=(tree json csv markdown trace html summary)
 BAD_NAMES=(
     "sort|cpu_totl|display: {sort: cpu_totl}|must be a column id, got 'cpu_totl'; did you mean 'cpu_total'\\?"
     "columns|self_cpu,params|display: {columns: [self_cpu, params]}|must be column ids \\(one of: self_cpu, .*\\), got 'params'"
-    "mode|fast|mode: fast|must be hooks or graph, got 'fast'"
+    "mode|fast|mode: fast|must be hooks, graph or markers, got 'fast'"
     "units|minutes|display: {units: minutes}|must be auto, us, ms or s, got 'minutes'"
     "cuda-timing|sometimes|profile: {cuda_timing: sometimes}|must be auto, cupti, events or off, got 'sometimes'"
 )

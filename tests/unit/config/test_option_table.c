@@ -92,7 +92,7 @@ static void default_texts_say_the_defaults(void **state) {
     }
 }
 
-/* "hooks|graph": an enum's value name in --help is its canonical names. */
+/* "hooks|graph|markers": an enum's value name in --help is its canonical names. */
 static void enum_value_names_list_the_canonical_names(void **state) {
     (void)state;
     size_t n;

@@ -123,9 +123,9 @@ static void enums_take_names_and_aliases_and_suggest(void **state) {
     assert_int_equal(opts.units, LP_UNITS_MS);
     parse_ok("profile.cuda_timing", "events");
     assert_int_equal(opts.cuda_timing, LP_CUDA_TIMING_EVENTS);
-    parse_refused("mode", "fast", "'mode' must be hooks or graph, got 'fast'");
+    parse_refused("mode", "fast", "'mode' must be hooks, graph or markers, got 'fast'");
     parse_refused("mode", "grph",
-                  "'mode' must be hooks or graph, got 'grph'; did you mean 'graph'?");
+                  "'mode' must be hooks, graph or markers, got 'grph'; did you mean 'graph'?");
     parse_refused("profile.cuda_timing", "sometimes",
                   "'cuda_timing' must be auto, cupti, events or off, got 'sometimes'");
     parse_refused("display.units", "", "'units' must be auto, us, ms or s, got ''");

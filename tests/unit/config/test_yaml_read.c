@@ -84,7 +84,7 @@ static void other_errors_are_positioned(void **state) {
     static const struct {
         const char *yaml, *pos, *needle;
     } cases[] = {
-        {"mode: fast", "1:7", "'mode' must be hooks or graph, got 'fast'"},
+        {"mode: fast", "1:7", "'mode' must be hooks, graph or markers, got 'fast'"},
         {"display: {units: sec}", "1:18", "'units' must be auto, us, ms or s, got 'sec'"},
         {"outputs: [{format: xml}]", "1:20",
          "'format' must be tree, json, csv, markdown, trace, html or summary, got 'xml'"},
