@@ -28,7 +28,7 @@ static const lp_opt table[] = {
      .def_str = "cpu", .default_text = "cpu", .what = "cpu, cuda or cuda:N", .value_name = "DEV",
      .help = "where the model runs: cpu, cuda or cuda:N", .section = LP_SECTION_RUN},
     {"mode", "mode", LP_OPT_ENUM, 0, OPT(mode), .names = &lp_cfg_modes, .def = LP_MODE_HOOKS,
-     .default_text = "hooks", .value_name = "hooks|graph",
+     .default_text = "hooks", .value_name = "hooks|graph|markers",
      .help = "hooks: optimizer off, true module entry and exit; graph: the optimised graph, "
              "modules inferred per op",
      .section = LP_SECTION_RUN},
