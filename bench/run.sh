@@ -13,7 +13,8 @@
 #   --no-build use the binaries already in --build (ctest does)
 #   --clock    cpu (default: each forward's thread CPU time, robust to a busy machine) or wall
 #   --models   the models to run (default: alexnet,resnet18,mobilenet_v2,transformer,lstm_cell,
-#              nested), from $LP_MODELS_DIR (default: models/ in the repo)
+#              nested), from $LP_MODELS_DIR (default: models/ in the repo); NAME=SPEC;SPEC gives
+#              the inputs of a model that records none (as the CLI's --input), or a model path
 #   --region-models  the models of the regions benchmark (default: nested,resnet18; the micro part
 #              opens a session on the first)
 #
@@ -43,7 +44,7 @@ while [ $# -gt 0 ]; do
     --models=*) models=${1#--models=} ;;
     --region-models) region_models=$2; shift ;;
     --region-models=*) region_models=${1#--region-models=} ;;
-    -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "run.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
     esac
     shift
@@ -125,21 +126,29 @@ echo "== Overhead per forward: CPU, batch 1, 1 thread; medians of interleaved bl
 if [ ! -x "$torch" ]; then
     echo "  skipped: lp_bench_torch was not built (no libtorch)"
 else
-    printf '  %-12s  %-5s  %-10s  %7s  %10s  %10s  %14s  %7s  %8s  %8s  %8s  %s\n' \
+    printf '  %-12s  %-7s  %-10s  %7s  %10s  %10s  %14s  %7s  %8s  %8s  %8s  %s\n' \
         model exec setting ops/fwd base_us prof_us x_same±noise x_opt ns/op ns/op_opt \
         beg+end_us check
     IFS=, read -r -a model_list <<<"$models"
     for m in "${model_list[@]}"; do
+        # NAME or NAME=SPEC;SPEC (inputs as --input, for a model that records none)
+        inputs=()
+        if [[ $m == *=* ]]; then
+            IFS=';' read -r -a specs <<<"${m#*=}"
+            for s in "${specs[@]}"; do inputs+=(--input "$s"); done
+            m=${m%%=*}
+        fi
         pt=$models_dir/$m.pt
+        if [[ $m == *.pt ]]; then pt=$m; m=$(basename "$m" .pt); fi
         if [ ! -f "$pt" ]; then
             echo "  $m: $pt not found (export the models: see models/README.md); skipped"
             continue
         fi
         common=(--name "$m" --target-s "$target" --rounds "$rounds" --clock "$clock" --diag "$diag")
-        run ROW "$torch" overhead "$pt" --exec opt "${common[@]}"
-        opt_ns=$(grep '^OPT|' "$out" | cut -d'|' -f3)
-        run ROW "$torch" overhead "$pt" --exec hooks "${common[@]}" --opt-ns "${opt_ns:-0}"
-        run ROW "$torch" overhead "$pt" --exec graph "${common[@]}" --opt-ns "${opt_ns:-0}"
+        # Each process loads a second copy, optimised and unmarked, as x_opt's reference.
+        for exec in markers hooks graph; do
+            run ROW "$torch" overhead "$pt" --exec $exec "${common[@]}" "${inputs[@]}"
+        done
     done
 
     # ---- report generation ---------------------------------------------------------------------
