@@ -14,6 +14,9 @@ For every model NAME this writes:
   DIR/NAME.counts.json  true per-module call counts for ONE forward, recorded on the eager
                         nn.Module (before scripting) with forward hooks on every named_modules()
                         entry: {"model", "inputs", "order", "calls", "classes"}; root path is "".
+                        A module held by two parents is in "order" under both paths, each call
+                        counted under the path of the parent that made it; "aliases" maps each
+                        later path to the first.
   DIR/memory_known.expected.json
                         expected allocated/freed/retained/peak bytes per module of memory_known.
 
@@ -45,6 +48,8 @@ import torch.nn as nn
 import torch.nn.functional as F
 from torch import Tensor
 from typing import List, Tuple
+
+from patterns import PATTERNS
 
 # ---------------------------------------------------------------------------------------------
 # Models
@@ -277,6 +282,9 @@ MODELS = {
     "memory_known": (MemoryKnown, ["1x1:float32:ones"]),
     "forked": (Forked, ["4x64:float32:random"]),
 }
+# The structures that can trip module boundaries (patterns.py); some are traced.
+MODELS.update({name: (builder, spec) for name, (builder, spec, _) in PATTERNS.items()})
+TRACED = {name for name, (_, _, how) in PATTERNS.items() if how == "trace"}
 
 # ---------------------------------------------------------------------------------------------
 # Input specs (layerprof syntax: SHAPE[:DTYPE][:FILL])
@@ -316,12 +324,43 @@ def make_input(line: str, gen: torch.Generator) -> Tensor:
 
 
 def count_calls(model: nn.Module, inputs: List[Tensor]):
-    order = [path for path, _ in model.named_modules()]
+    """Eager calls per module path, in the order TorchScript lists the modules. A module held by
+    two parents is listed under both paths (eager's named_modules() lists it once), and TorchScript
+    makes it two module objects (sharing their parameters): each call is counted under the path
+    of the parent that made it, found from the stack of modules running at the time. "aliases"
+    maps each later path of such a module to its first."""
+    order = [path for path, _ in model.named_modules(remove_duplicate=False)]
+    first = {}
+    aliases = {}
+    for path, mod in model.named_modules(remove_duplicate=False):
+        if id(mod) in first:
+            aliases[path] = first[id(mod)]
+        else:
+            first[id(mod)] = path
+    modules = dict(model.named_modules(remove_duplicate=False))
     calls = {path: 0 for path in order}
+    running = []  # paths of the modules whose forward is running, innermost last
+
+    def path_of(mod):
+        if not running:
+            return ""
+        top = running[-1]
+        for name, child in modules[top].named_children():
+            if child is mod:
+                return f"{top}.{name}" if top else name
+        return first[id(mod)]  # called by a module that does not hold it
+
+    def pre_hook(mod, _i):
+        path = path_of(mod)
+        calls[path] += 1
+        running.append(path)
+
+    def hook(_m, _i, _o):
+        running.pop()
+
     handles = []
-    for path, mod in model.named_modules():
-        def hook(_m, _i, _o, path=path):
-            calls[path] += 1
+    for _, mod in model.named_modules():
+        handles.append(mod.register_forward_pre_hook(pre_hook))
         handles.append(mod.register_forward_hook(hook))
     try:
         with torch.no_grad():
@@ -329,8 +368,9 @@ def count_calls(model: nn.Module, inputs: List[Tensor]):
     finally:
         for h in handles:
             h.remove()
-    classes = {path: type(mod).__name__ for path, mod in model.named_modules()}
-    return order, calls, classes
+    classes = {path: type(mod).__name__
+               for path, mod in model.named_modules(remove_duplicate=False)}
+    return order, calls, classes, aliases
 
 
 def script_type_name(sm) -> str:
@@ -349,16 +389,16 @@ def export_one(name: str, out: str) -> dict:
     gen = torch.Generator().manual_seed(1234)
     inputs = [make_input(l, gen) for l in spec_lines]
 
-    order, calls, classes = count_calls(model, inputs)
-    order2, calls2, _ = count_calls(model, inputs)
+    order, calls, classes, aliases = count_calls(model, inputs)
+    order2, calls2, _, _ = count_calls(model, inputs)
     if calls2 != calls or order2 != order:
         raise SystemExit(f"{name}: eager call counts differ between two forwards")
     with torch.no_grad():
         eager_out = model(*inputs)
 
-    method = "script"
+    method = "trace" if name in TRACED else "script"
     try:
-        sm = torch.jit.script(model)
+        sm = torch.jit.script(model) if method == "script" else torch.jit.trace(model, tuple(inputs))
     except Exception as e:  # only where scripting is impossible
         print(f"{name}: torch.jit.script failed ({type(e).__name__}: {str(e).splitlines()[0]}); "
               f"falling back to torch.jit.trace", file=sys.stderr)
@@ -402,6 +442,8 @@ def export_one(name: str, out: str) -> dict:
 
     counts = {"model": name, "inputs": spec_lines, "export": method,
               "order": order, "calls": calls, "classes": classes}
+    if aliases:
+        counts["aliases"] = aliases
     with open(os.path.join(out, name + ".counts.json"), "w") as f:
         json.dump(counts, f, indent=1)
         f.write("\n")

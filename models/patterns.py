@@ -1,0 +1,145 @@
+"""Small models, one per structure that can trip module boundaries on an optimised graph.
+
+Each is exported by export.py like the other models (scripted, or traced where named), with its
+eager forward-hook call counts: every mode that claims exact calls must reproduce them. They come
+from real models: torchvision's FPN (two ModuleLists indexed through helper methods),
+torchaudio's emformer (a list comprehension calling a module), tacotron2 (a module whose one op
+the caller's optimizer can merge), DenseNet (a loop over a ModuleDict-like list) and detection
+heads (a module shared by two parents).
+"""
+
+from typing import List
+
+import torch
+import torch.nn as nn
+from torch import Tensor
+
+
+class Scale(nn.Module):
+    """One pointwise op: after inlining, two calls on the same input are one CSE candidate."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        return x * 2.0
+
+
+class Loops(nn.Module):
+    """A loop calling one module, back-to-back calls of one module, and a one-op module called
+    twice on the same input (the optimizer's CSE may merge its two ops into one)."""
+
+    def __init__(self, d: int = 32):
+        super().__init__()
+        self.step = nn.Linear(d, d)
+        self.twice = nn.Linear(d, d)
+        self.scale = Scale()
+
+    def forward(self, x: Tensor) -> Tensor:
+        for _ in range(3):
+            x = torch.relu(self.step(x))
+        x = self.twice(self.twice(x))
+        return self.scale(x) + self.scale(x)
+
+
+class Branches(nn.Module):
+    """if/else on data, a helper method called twice that calls a submodule, and a module only
+    reached through the branch that is not taken."""
+
+    def __init__(self, d: int = 32):
+        super().__init__()
+        self.pos = nn.Linear(d, d)
+        self.neg = nn.Linear(d, d)
+        self.helped = nn.Linear(d, d)
+        self.drop = nn.Dropout(0.5)
+
+    def _helper(self, x: Tensor) -> Tensor:
+        return torch.tanh(self.helped(x))
+
+    def forward(self, x: Tensor) -> Tensor:
+        if bool(x.sum() > -1e9):
+            x = self.pos(x)
+        else:
+            x = self.neg(x)
+        x = self._helper(x) + self._helper(x)
+        return self.drop(x)
+
+
+class Lists(nn.Module):
+    """ModuleList iteration, len(), indexing through enumerate, two ModuleLists under one parent
+    whose elements share their names ("0", "1"), and a list comprehension calling a module, as
+    torchvision's FPN and torchaudio's emformer do."""
+
+    def __init__(self, d: int = 16, n: int = 3):
+        super().__init__()
+        self.inner = nn.ModuleList([nn.Linear(d, d) for _ in range(n)])
+        self.outer = nn.ModuleList([nn.Linear(d, d) for _ in range(n)])
+        self.each = nn.Linear(d, d)
+
+    def _inner_at(self, x: Tensor, idx: int) -> Tensor:
+        out = x
+        for i, m in enumerate(self.inner):
+            if i == idx:
+                out = m(x)
+        return out
+
+    def _outer_at(self, x: Tensor, idx: int) -> Tensor:
+        out = x
+        for i, m in enumerate(self.outer):
+            if i == idx:
+                out = m(x)
+        return out
+
+    def forward(self, x: Tensor) -> Tensor:
+        ys: List[Tensor] = []
+        for i in range(len(self.inner)):
+            ys.append(self._outer_at(self._inner_at(x, i), i))
+        for m in self.inner:
+            x = m(x)
+        parts = [self.each(t) for t in torch.unbind(x, 0)]
+        return torch.stack(parts, 0) + ys[0] + ys[len(ys) - 1]
+
+
+class Leaf(nn.Module):
+    def __init__(self, shared: nn.Module, d: int = 16):
+        super().__init__()
+        self.shared = shared
+        self.own = nn.Linear(d, d)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return self.own(self.shared(x))
+
+
+class Shared(nn.Module):
+    """One module held by two parents (and called through both)."""
+
+    def __init__(self, d: int = 16):
+        super().__init__()
+        common = nn.Linear(d, d)
+        self.a = Leaf(common, d)
+        self.b = Leaf(common, d)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return self.b(self.a(x))
+
+
+class Traced(nn.Module):
+    """Exported with torch.jit.trace: loops unrolled, a ModuleList and a nested Sequential."""
+
+    def __init__(self, d: int = 16):
+        super().__init__()
+        self.blocks = nn.ModuleList([nn.Sequential(nn.Linear(d, d), nn.ReLU()) for _ in range(3)])
+        self.head = nn.Linear(d, 4)
+
+    def forward(self, x: Tensor) -> Tensor:
+        for b in self.blocks:
+            x = b(x)
+        x = self.blocks[0](x)
+        return self.head(x)
+
+
+# name -> (builder, default input spec lines, export method)
+PATTERNS = {
+    "pat_loops": (Loops, ["2x32:float32:random"], "script"),
+    "pat_branches": (Branches, ["2x32:float32:random"], "script"),
+    "pat_lists": (Lists, ["2x16:float32:random"], "script"),
+    "pat_shared": (Shared, ["2x16:float32:random"], "script"),
+    "pat_traced": (Traced, ["2x16:float32:random"], "trace"),
+}
