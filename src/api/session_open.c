@@ -169,17 +169,10 @@ static int wants_timeline(const lp_options *o) {
     return want;
 }
 
-/* How the shim loads the model for a mode: libtorch fixes it per function at the first run. */
+/* How the shim loads the model for a mode: libtorch fixes it per function at the first run.
+ * Graph mode runs as markers (see lp_session_open). */
 static int exec_of(lp_mode mode) {
-    switch (mode) {
-    case LP_MODE_GRAPH:
-        return LPS_EXEC_GRAPH;
-    case LP_MODE_MARKERS:
-        return LPS_EXEC_MARKERS;
-    case LP_MODE_HOOKS:
-        break;
-    }
-    return LPS_EXEC_HOOKS;
+    return mode == LP_MODE_HOOKS ? LPS_EXEC_HOOKS : LPS_EXEC_MARKERS;
 }
 
 int lp_session_open(lp_session **out, const lp_options *opts) {
@@ -204,13 +197,20 @@ int lp_session_open(lp_session **out, const lp_options *opts) {
     s->main_context = -1;
     atomic_store(&s->enabled, 1);
     if ((rc = copy_options(s, opts))) goto fail;
+    /* Graph mode inferred module calls from each op's inlined call stack, and got them wrong
+     * where a name was ambiguous (two ModuleLists under one parent), a call was split (a list
+     * comprehension) or merged (back-to-back calls, CSE). Markers see the same optimised model
+     * with exact calls, so the old name runs as markers rather than print wrong figures. */
+    int asked_graph = s->opts.mode == LP_MODE_GRAPH;
+    if (asked_graph) s->opts.mode = LP_MODE_MARKERS;
 
     lps_set_verbose(opts->verbose);
     /* The shim's failures leave their message where lp_error_last() reads it. */
     if ((rc = lps_set_threads(opts->threads))) goto fail;
     /* "CUDA is not available: ..." before loading */
     if ((rc = lps_cuda_check(s->device))) goto fail;
-    if ((rc = lps_model_load(s->model_path, s->device, exec_of(opts->mode), &s->model))) goto fail;
+    if ((rc = lps_model_load(s->model_path, s->device, exec_of(s->opts.mode), &s->model)))
+        goto fail;
     if ((rc = build_tree(s))) goto fail;
     s->mounts[0] = (lp_mount){-1, &s->tree};
     s->n_mounts = 1;
@@ -263,20 +263,19 @@ int lp_session_open(lp_session **out, const lp_options *opts) {
     if ((rc = session_start_step(s))) goto fail;
     lp_format_date((long long)time(NULL), s->date, sizeof s->date);
 
-    if (opts->mode == LP_MODE_HOOKS)
+    if (asked_graph)
+        session_add_note(s, "%s",
+                         "mode: markers (asked for graph, which now runs as markers: the optimised "
+                         "model, with exact module calls marked at every call site)");
+    else if (s->opts.mode == LP_MODE_HOOKS)
         session_add_note(
             s, "%s",
             "mode: hooks (TorchScript optimizer off, so every module call is a real frame; "
             "the model ran unoptimised)");
-    else if (opts->mode == LP_MODE_MARKERS)
+    else
         session_add_note(s, "%s",
                          "mode: markers (the optimised model, with exact module calls marked at "
                          "every call site)");
-    else
-        session_add_note(
-            s, "%s",
-            "mode: graph (optimised graph; module entry and exit inferred from each op's "
-            "call stack: see the README)");
     if (s->tree.n_nodes == 1)
         session_add_note(
             s,

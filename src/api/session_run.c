@@ -55,8 +55,8 @@ int session_hooks_install(lp_session *s) {
                      .resolve = sink_resolve,
                      .method_enter = sink_method_enter};
     /* Markers need no frame callback: the module calls come from the graph itself. */
-    unsigned hooks = s->opts.mode == LP_MODE_MARKERS ? LPS_HOOK_MARKERS : LPS_HOOK_MODULES;
-    if (s->opts.events || s->opts.mode == LP_MODE_GRAPH) hooks |= LPS_HOOK_OPS;
+    unsigned hooks = s->opts.mode == LP_MODE_HOOKS ? LPS_HOOK_MODULES : LPS_HOOK_MARKERS;
+    if (s->opts.events) hooks |= LPS_HOOK_OPS;
     if (s->opts.memory) hooks |= LPS_HOOK_MEMORY;
     if (s->opts.events && s->opts.shapes) hooks |= LPS_HOOK_SHAPES;
     int rc = lps_profile_begin(s->model, &sink, hooks);

@@ -29,8 +29,8 @@ static const lp_opt table[] = {
      .help = "where the model runs: cpu, cuda or cuda:N", .section = LP_SECTION_RUN},
     {"mode", "mode", LP_OPT_ENUM, 0, OPT(mode), .names = &lp_cfg_modes, .def = LP_MODE_HOOKS,
      .default_text = "hooks", .value_name = "hooks|graph|markers",
-     .help = "hooks: optimizer off, true module entry and exit; graph: the optimised graph, "
-             "modules inferred per op",
+     .help = "hooks: optimizer off, each module call a real frame; markers: the optimised "
+             "model, exact calls marked at each call site; graph: runs as markers",
      .section = LP_SECTION_RUN},
     {"inputs", "input", LP_OPT_INPUTS, LP_OPTF_REPEATABLE, OPT(inputs), OPT(n_inputs),
      .max = LP_MAX_INPUTS, .default_text = "the inputs recorded in the model file",
