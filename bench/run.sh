@@ -146,7 +146,7 @@ else
         fi
         common=(--name "$m" --target-s "$target" --rounds "$rounds" --clock "$clock" --diag "$diag")
         # Each process loads a second copy, optimised and unmarked, as x_opt's reference.
-        for exec in markers hooks graph; do
+        for exec in markers hooks; do
             run ROW "$torch" overhead "$pt" --exec $exec "${common[@]}" "${inputs[@]}"
         done
     done

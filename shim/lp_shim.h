@@ -156,12 +156,15 @@ void lps_profile_end(lps_model *m) LPS_NOEXCEPT;
 /* Markers (LPS_EXEC_MARKERS): the call sites marked when the model was loaded, and, after the
  * forwards so far, how many enter and exit markers the optimised graph of forward holds for
  * these inputs, against how many the marked graph holds once its calls are inlined (what the
- * optimizer was given). Equal counts: the optimizer removed no marker. The optimised graph
- * exists only after a forward has run. */
+ * optimizer was given). Loop unrolling copies a loop's markers with its body, so the optimised
+ * graph may hold more; `lost` counts, per module type, the enter markers it holds fewer of.
+ * lost == 0 and enters == exits: the optimizer removed no marker. The optimised graph exists
+ * only after a forward has run. */
 typedef struct lps_marker_census {
     size_t sites;         /* marker pairs put into the methods' graphs */
     size_t expected;      /* enter markers in forward's graph with every call inlined */
     size_t enters, exits; /* enter and exit markers in the optimised graph the executor runs */
+    size_t lost;          /* enter markers missing from the optimised graph, by module type */
 } lps_marker_census;
 int lps_markers_census(lps_model *m, lps_inputs *in, lps_marker_census *out) LPS_NOEXCEPT;
 

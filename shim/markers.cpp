@@ -20,6 +20,8 @@
 #include <torch/csrc/jit/runtime/custom_operator.h>
 #include <torch/csrc/jit/runtime/graph_executor.h>
 
+#include <string>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "shim_internal.hpp"
@@ -107,6 +109,19 @@ size_t count_markers(torch::jit::Block *b, c10::Symbol kind) {
     return n;
 }
 
+// Enter markers per module type (the type of the `self` they carry): loop unrolling may copy a
+// marker, so totals can grow; a type with fewer markers than before lost one.
+void count_by_type(torch::jit::Block *b, std::unordered_map<std::string, size_t> &out) {
+    for (torch::jit::Node *node : b->nodes()) {
+        if (node->kind() == k_enter || node->kind() == k_method)
+            out[node->input(0)->type()->str()]++;
+        for (torch::jit::Block *sub : node->blocks())
+            count_by_type(sub, out);
+        if (node->hasAttribute(c10::attr::Subgraph))
+            count_by_type(node->g(c10::attr::Subgraph)->block(), out);
+    }
+}
+
 } // namespace
 
 namespace lps {
@@ -132,7 +147,7 @@ extern "C" {
 
 int lps_markers_census(lps_model *m, lps_inputs *in, lps_marker_census *out) noexcept {
     if (!m || !in || !out) return lp_error_set(LP_ERR_INVALID, "lps_markers_census: NULL argument");
-    *out = lps_marker_census{m->marker_sites, 0, 0, 0};
+    *out = lps_marker_census{m->marker_sites, 0, 0, 0, 0};
     if (!m->markers) return LP_OK;
     return lps::guard([&]() -> int {
         auto &fn = torch::jit::toGraphFunction(m->module.get_method("forward").function());
@@ -149,6 +164,11 @@ int lps_markers_census(lps_model *m, lps_inputs *in, lps_marker_census *out) noe
         auto plan = fn.get_executor().getPlanFor(stack);
         out->enters = count_markers(plan.graph->block(), k_enter);
         out->exits = count_markers(plan.graph->block(), k_exit);
+        std::unordered_map<std::string, size_t> before, after;
+        count_by_type(inlined->block(), before);
+        count_by_type(plan.graph->block(), after);
+        for (const auto &kv : before)
+            if (after[kv.first] < kv.second) out->lost += kv.second - after[kv.first];
         return LP_OK;
     });
 }
