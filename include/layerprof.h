@@ -213,13 +213,14 @@ typedef struct lp_options {
 
     const char *model_path;
     const char *device; /* "cpu" (default when NULL) */
-    lp_mode mode;
+    lp_mode mode;       /* default LP_MODE_MARKERS */
 
     const lp_input_spec *inputs; /* NULL/0: the inputs recorded in the model file */
     size_t n_inputs;
     uint64_t seed; /* for random inputs */
 
-    int warmup;     /* unprofiled forwards before measuring (default 2) */
+    int warmup; /* unprofiled forwards before measuring (default 3: TorchScript optimises during the
+                   first 3) */
     int iterations; /* profiled forwards (default 10) */
     int threads;    /* intra-op threads; 0 keeps libtorch's default */
 

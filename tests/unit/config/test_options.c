@@ -34,11 +34,11 @@ static void test_init_fills_in_the_documented_defaults(void **state) {
     assert_int_equal(o.version, LP_OPTIONS_VERSION);
     assert_null(o.model_path);
     assert_string_equal(o.device, "cpu");
-    assert_int_equal(o.mode, LP_MODE_HOOKS);
+    assert_int_equal(o.mode, LP_MODE_MARKERS);
     assert_null(o.inputs);
     assert_int_equal(o.n_inputs, 0);
     assert_int_equal(o.seed, 0);
-    assert_int_equal(o.warmup, 2);
+    assert_int_equal(o.warmup, 3);
     assert_int_equal(o.iterations, 10);
     assert_int_equal(o.threads, 0);
     assert_int_equal(o.memory, 0);
