@@ -135,6 +135,22 @@ class Traced(nn.Module):
         return self.head(x)
 
 
+class State(nn.Module):
+    """Keeps its last output in a buffer, as streaming models keep their state: each forward
+    frees the tensor the previous one stored, which a memory profile that began in between
+    never saw allocated (libtorch logs a warning about it: layerprof must keep it quiet)."""
+
+    def __init__(self, d: int = 16):
+        super().__init__()
+        self.fc = nn.Linear(d, d)
+        self.register_buffer("last", torch.zeros(2, d))
+
+    def forward(self, x: Tensor) -> Tensor:
+        y = self.fc(x)
+        self.last = y * 1.0
+        return y
+
+
 # name -> (builder, default input spec lines, export method)
 PATTERNS = {
     "pat_loops": (Loops, ["2x32:float32:random"], "script"),
@@ -142,4 +158,5 @@ PATTERNS = {
     "pat_lists": (Lists, ["2x16:float32:random"], "script"),
     "pat_shared": (Shared, ["2x16:float32:random"], "script"),
     "pat_traced": (Traced, ["2x16:float32:random"], "trace"),
+    "pat_state": (State, ["2x16:float32:random"], "script"),
 }

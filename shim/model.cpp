@@ -86,6 +86,12 @@ void lps_set_verbose(int verbose) noexcept {
     } catch (...) { // libtorch's warnings then reach the terminal: noise, not a failure
     }
     FLAGS_caffe2_log_level = 3; // errors come back as exceptions, not log lines
+#ifdef C10_USE_GLOG
+    // Debian's libtorch logs through glog, which ignores caffe2_log_level: CPUAllocator's
+    // "Memory block of unknown size was allocated before the profiling started" (a tensor made
+    // before --memory began, freed during it) reached stderr as a glog warning.
+    FLAGS_minloglevel = 2; // glog::ERROR
+#endif
 }
 
 int lps_set_threads(int threads) noexcept {

@@ -265,8 +265,9 @@ static void run_twice(void **state) {
 
 #define CASES(X)                                                                                   \
     X(nested)                                                                                      \
-    X(resnet18) X(alexnet) X(mobilenet_v2) X(transformer) X(lstm_cell) X(forked) X(pat_loops)      \
-        X(pat_branches) X(pat_lists) X(pat_shared) X(pat_traced)
+    X(resnet18)                                                                                    \
+    X(alexnet) X(mobilenet_v2) X(transformer) X(lstm_cell) X(forked) X(pat_loops) X(pat_branches)  \
+        X(pat_lists) X(pat_shared) X(pat_traced) X(pat_state)
 
 #define DEF_CASES(name)                                                                            \
     static model_case name##_hooks = {#name, LP_MODE_HOOKS};                                       \
