@@ -39,9 +39,25 @@ class Loops(nn.Module):
         return self.scale(x) + self.scale(x)
 
 
+class Pyramid(nn.Module):
+    """No forward: its parent calls its methods, as RAFT's corr_block (build_pyramid once,
+    index_pyramid per iteration). Eager hooks count 0 calls; its child counts its own."""
+
+    def __init__(self, d: int = 32):
+        super().__init__()
+        self.fc = nn.Linear(d, d)
+
+    def build(self, x: Tensor) -> Tensor:
+        return self.fc(x)
+
+    def index(self, x: Tensor) -> Tensor:
+        return x[:, :4]
+
+
 class Branches(nn.Module):
-    """if/else on data, a helper method called twice that calls a submodule, and a module only
-    reached through the branch that is not taken."""
+    """if/else on data, a helper method called twice that calls a submodule, a module only
+    reached through the branch that is not taken, and a module without forward whose methods
+    its parent calls."""
 
     def __init__(self, d: int = 32):
         super().__init__()
@@ -49,6 +65,7 @@ class Branches(nn.Module):
         self.neg = nn.Linear(d, d)
         self.helped = nn.Linear(d, d)
         self.drop = nn.Dropout(0.5)
+        self.pyramid = Pyramid(d)
 
     def _helper(self, x: Tensor) -> Tensor:
         return torch.tanh(self.helped(x))
@@ -59,6 +76,8 @@ class Branches(nn.Module):
         else:
             x = self.neg(x)
         x = self._helper(x) + self._helper(x)
+        x = self.pyramid.build(x)
+        x = x + self.pyramid.index(x).sum()
         return self.drop(x)
 
 
