@@ -1,7 +1,7 @@
 /* test_markers.c: the markers survive TorchScript's optimizer and change nothing the model
  * computes.
  *
- * For every test model: after the profiling executor's warm-up, the optimised graph of forward
+ * For every test model (twelve): after the profiling executor's warm-up, the optimised graph of forward
  * holds, for every module type, at least as many enter markers as the marked graph held once its
  * calls were inlined (what the optimizer was given; unrolled loops copy theirs), and as many exit
  * markers as enter markers: none removed. Exact per-call counts are test_models' job. And the
@@ -105,7 +105,7 @@ static void check_model(void **state) {
 #define MODELS(X)                                                                                  \
     X(nested)                                                                                      \
     X(resnet18) X(mobilenet_v2) X(transformer) X(lstm_cell) X(forked) X(pat_loops) X(pat_branches) \
-        X(pat_lists) X(pat_shared) X(pat_traced)
+        X(pat_lists) X(pat_shared) X(pat_traced) X(pat_state)
 #define TEST(name) {#name, check_model, NULL, NULL, (void *)#name},
 
 int main(void) {
