@@ -271,6 +271,13 @@ typedef struct lp_options {
      * lp_options_release. A copy of the struct shares the store: release exactly one copy, when
      * no copy is used any more. lp_options_init does not free it. */
     lp_options_store *store;
+
+    /* Custom-op libraries loaded (RTLD_GLOBAL) before the model, in order: torchvision's
+     * _C*.so, torchaudio's libtorchaudio.so, a program's own. They stay loaded for the life of
+     * the process (their operators are registered with libtorch). Read during lp_session_open
+     * only. NULL/0: none. */
+    const char *const *libraries;
+    size_t n_libraries;
 } lp_options;
 
 /* Fills `opts` with the defaults (the table's: docs/config.md). */

@@ -170,6 +170,20 @@ class State(nn.Module):
         return y
 
 
+class CustomOp(nn.Module):
+    """Calls an operator of torchvision's op library (roi_align), as detection models do: a C
+    process must load that library before the model (layerprof --load-library)."""
+
+    def __init__(self):
+        super().__init__()
+        import torchvision  # noqa: F401  registers torch.ops.torchvision
+        self.conv = nn.Conv2d(3, 4, 3, padding=1)
+
+    def forward(self, x: Tensor) -> Tensor:
+        boxes = torch.tensor([[0.0, 0.0, 0.0, 4.0, 4.0]], dtype=x.dtype)
+        return torch.ops.torchvision.roi_align(self.conv(x), boxes, 1.0, 2, 2, -1, False)
+
+
 # name -> (builder, default input spec lines, export method)
 PATTERNS = {
     "pat_loops": (Loops, ["2x32:float32:random"], "script"),
@@ -178,4 +192,5 @@ PATTERNS = {
     "pat_shared": (Shared, ["2x16:float32:random"], "script"),
     "pat_traced": (Traced, ["2x16:float32:random"], "trace"),
     "pat_state": (State, ["2x16:float32:random"], "script"),
+    "pat_customop": (CustomOp, ["1x3x8x8:float32:random"], "script"),
 }

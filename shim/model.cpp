@@ -35,6 +35,18 @@ struct SilentWarnings : c10::WarningHandler {
 #endif
 };
 SilentWarnings g_silent;
+
+// "ns::name" from TorchScript's "Unknown builtin op: ns::name." (an operator of a custom-op
+// library that is not loaded), or empty.
+std::string_view unknown_op(std::string_view what) {
+    constexpr std::string_view k_tag = "Unknown builtin op: ";
+    size_t at = what.find(k_tag);
+    if (at == std::string_view::npos) return {};
+    std::string_view op = what.substr(at + k_tag.size());
+    size_t end = op.find_first_of(". \n");
+    op = op.substr(0, end);
+    return op.find("::") == std::string_view::npos ? std::string_view{} : op;
+}
 } // namespace
 
 namespace lps {
@@ -54,7 +66,7 @@ std::string_view condense(std::string_view what) noexcept {
             best = line;
             found = true;
         }
-        if (!found && start == 0) best = line;
+        if (!found && best.empty()) best = line; // the first line with text (some start "\n")
         start = end + 1;
     }
     while (!best.empty() && (best.back() == ' ' || best.back() == '\r'))
@@ -170,6 +182,18 @@ int lps_model_load(const char *path, const char *device, int exec, lps_model **o
         } catch (const std::bad_alloc &) {
             throw; // out of memory, not a bad model: the guard says so
         } catch (const std::exception &e) {
+            std::string_view op = unknown_op(e.what());
+            if (!op.empty()) {
+                std::string_view ns = op.substr(0, op.find("::"));
+                return lp_error_set(
+                    LP_ERR_MODEL,
+                    "cannot load '%s': it uses the operator '%.*s', which no loaded library "
+                    "provides: load the library of the '%.*s' operators with --load-library PATH "
+                    "(torchvision: torchvision/_C*.so; torchaudio: "
+                    "torchaudio/lib/libtorchaudio.so)",
+                    path, static_cast<int>(op.size()), op.data(), static_cast<int>(ns.size()),
+                    ns.data());
+            }
             std::string_view why = lps::condense(e.what());
             return lp_error_set(LP_ERR_MODEL, "cannot load '%s' as a TorchScript model: %.*s", path,
                                 static_cast<int>(why.size()), why.data());

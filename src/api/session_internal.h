@@ -77,6 +77,9 @@ struct lp_session {
 /* Adds a line under the report's table (at most LP_MAX_NOTES; later ones are dropped). */
 void session_add_note(lp_session *s, const char *fmt, const char *arg);
 
+/* dlopens each custom-op library (RTLD_NOW | RTLD_GLOBAL), for good: op_libraries.c. */
+int session_load_libraries(const char *const *libs, size_t n);
+
 /* Profiled iterations recorded on the timeline: trace_iterations, or 3 when it is 0. */
 int session_trace_cap(const lp_session *s);
 

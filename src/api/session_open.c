@@ -66,6 +66,8 @@ static int copy_options(lp_session *s, const lp_options *o) {
     s->opts.columns = (const char *const *)s->columns;
     s->opts.outputs = s->outputs;
     s->opts.inputs = NULL;
+    s->opts.libraries = NULL; /* loaded during open, not kept */
+    s->opts.n_libraries = 0;
     if (!s->model_path || !s->device || (o->sort && !s->sort) || (o->n_paths && !s->paths) ||
         (o->n_columns && !s->columns))
         return lp_error_set(LP_ERR_NOMEM, "out of memory");
@@ -209,6 +211,7 @@ int lp_session_open(lp_session **out, const lp_options *opts) {
     if ((rc = lps_set_threads(opts->threads))) goto fail;
     /* "CUDA is not available: ..." before loading */
     if ((rc = lps_cuda_check(s->device))) goto fail;
+    if ((rc = session_load_libraries(opts->libraries, opts->n_libraries))) goto fail;
     if ((rc = lps_model_load(s->model_path, s->device, exec_of(s->opts.mode), &s->model)))
         goto fail;
     if ((rc = build_tree(s))) goto fail;

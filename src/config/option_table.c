@@ -95,6 +95,12 @@ static const lp_opt table[] = {
     {"profile.nvtx", "nvtx", LP_OPT_BOOL, 0, OPT(nvtx), OFF,
      .help = "an NVTX range per module call (per op with --events), for Nsight Systems",
      .section = LP_SECTION_RUN},
+    {"libraries", "load-library", LP_OPT_PATHS, LP_OPTF_REPEATABLE, OPT(libraries),
+     OPT(n_libraries), .default_text = "none", .what = "a list of shared library paths",
+     .value_name = "PATH",
+     .help = "a custom-op library to load before the model (torchvision's _C.so, "
+             "torchaudio's libtorchaudio.so, your own); repeatable",
+     .section = LP_SECTION_RUN},
     {"paths", "path", LP_OPT_PATHS, LP_OPTF_REPEATABLE, OPT(paths), OPT(n_paths),
      .default_text = "all modules", .what = "a list of module paths", .value_name = "P",
      .help = "profile only these modules and their subtrees: dotted (features.3), torchprof "

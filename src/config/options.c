@@ -131,7 +131,10 @@ static int validate_list(const lp_opt *opt, const lp_options *o) {
     size_t n = *LP_OPT_COUNT(o, opt);
     const void *list = *LP_OPT_FIELD(o, opt, const void *const);
     const char *name = lp_opt_leaf(opt);
-    int singular = (int)strlen(name) - 1; /* "paths": "path 2" */
+    /* "paths": "path 2"; "libraries": "library 2" */
+    size_t len = strlen(name);
+    int ies = len > 3 && !strcmp(name + len - 3, "ies");
+    int singular = (int)len - (ies ? 3 : 1);
     if (opt->max && n > opt->max)
         return lp_error_set(LP_ERR_INVALID, "at most %zu %s, not %zu", opt->max, name, n);
     if (n && !list)
@@ -149,7 +152,9 @@ static int validate_list(const lp_opt *opt, const lp_options *o) {
                                   (int)out->format);
         } else {
             const char *s = ((const char *const *)list)[i];
-            if (!s) return lp_error_set(LP_ERR_INVALID, "%.*s %zu is NULL", singular, name, i + 1);
+            if (!s)
+                return lp_error_set(LP_ERR_INVALID, "%.*s%s %zu is NULL", singular, name,
+                                    ies ? "y" : "", i + 1);
             if (opt->type == LP_OPT_COLUMNS) rc = lp_opt_check_string(opt, opt->key, s);
         }
         if (rc) return rc;

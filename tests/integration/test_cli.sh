@@ -233,6 +233,41 @@ else
     echo "note: pat_state --memory --verbose: this libtorch gave no 'unknown size' warning"
 fi
 
+# Custom-op libraries: pat_customop calls torchvision::roi_align. Without its library the load
+# fails with one line naming the operator and the flag; with it, the model runs. Debian's
+# torchvision library is built for Debian's libtorch 1.13: another libtorch cannot load it.
+expect_error "pat_customop without its library" 1 \
+    "^layerprof: error: cannot load '.*pat_customop.pt': it uses the operator 'torchvision::roi_align', which no loaded library provides: load the library of the 'torchvision' operators with --load-library PATH" \
+    -- "$MODELS/pat_customop.pt" "${FAST[@]}"
+expect_error "--load-library of a missing file" 1 \
+    "^layerprof: error: cannot load library '$TMP/nosuch.so': cannot open shared object file" \
+    -- "$MODELS/pat_customop.pt" --load-library "$TMP/nosuch.so" "${FAST[@]}"
+TV_LIB=$(ls /usr/lib/python3/dist-packages/torchvision/_C*.so 2>/dev/null | head -n 1)
+if [ -z "$TV_LIB" ]; then
+    echo "note: skipped --load-library on a real library: Debian's python3-torchvision is not installed"
+elif ! "$LP" --version | grep -q "libtorch 1\.13"; then
+    echo "note: skipped --load-library $TV_LIB: built for Debian's libtorch 1.13, not this one ($("$LP" --version))"
+else
+    checks=$((checks + 1))
+    run -- "$MODELS/pat_customop.pt" --load-library "$TV_LIB" "${FAST[@]}"
+    if [ "$rc" -eq 0 ] && [ ! -s "$ERR" ] && grep -q "^└── conv " "$OUT"; then
+        ok "pat_customop --load-library torchvision: runs, the tree has its conv"
+    else
+        fail "pat_customop --load-library $TV_LIB: exit $rc"
+        show
+    fi
+    printf 'model: %s\nlibraries: ["%s"]\nwarmup: 1\niterations: 2\n' "$MODELS/pat_customop.pt" \
+        "$TV_LIB" >"$TMP/libs.yaml"
+    checks=$((checks + 1))
+    run -- --config "$TMP/libs.yaml"
+    if [ "$rc" -eq 0 ] && grep -q "^└── conv " "$OUT"; then
+        ok "libraries: [...] in a YAML file loads them too"
+    else
+        fail "libraries in YAML: exit $rc"
+        show
+    fi
+fi
+
 # nested: `unused` never runs, so its row (and only its row) is blank but for its 0 calls
 checks=$((checks + 1))
 run -- "$NESTED" "${FAST[@]}"
