@@ -1,6 +1,7 @@
 /* main.c: the layerprof command line. A client of the public API and nothing else: the flags are
  * the option table's (args.c), applied with lp_options_set over the config file's options.
- * Exit codes: 0 ok, 1 runtime failure, 2 usage error. */
+ * Exit codes: 0 ok, 1 runtime failure, 2 usage error; 130 or 143 after SIGINT or SIGTERM, with
+ * the reports of the iterations completed written. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 #include "args.h"
 #include "diff.h"
 #include "layerprof.h"
+#include "signals.h"
 
 /* Usage errors are the ones the user fixes by changing what they typed. */
 static int exit_code(int status) {
@@ -81,11 +83,15 @@ static int run(const cli_args *a) {
     } else if (!rc) {
         if (isatty(STDERR_FILENO)) o.progress = show_progress; /* quiet when piped or logged */
         lp_session *s = NULL;
+        cli_signals_watch(NULL); /* a signal while the model loads stops the run at once */
         int status = lp_session_open(&s, &o);
+        if (!status) cli_signals_watch(s);
         if (!status) status = lp_session_run(s);
         if (!status) status = lp_session_write_outputs(s);
         if (status && o.progress) fputs("\r\033[K", stderr); /* a failed run leaves its line */
         rc = status ? fail(status) : 0;
+        cli_signals_unwatch();
+        if (!rc && cli_signal_caught()) rc = 128 + cli_signal_caught();
         lp_session_close(s);
     }
     lp_options_release(&o);

@@ -357,6 +357,13 @@ LP_API int lp_session_open(lp_session **out, const lp_options *opts);
  * Calling it again adds more iterations to the same tree. */
 LP_API int lp_session_run(lp_session *session);
 
+/* Asks a running lp_session_run to stop: the forward in progress finishes, no other starts, and
+ * the run returns LP_OK with what the completed iterations measured (lp_run_info.iterations) and
+ * a note "interrupted: ..." in every report. Async-signal-safe (one atomic store): a SIGINT or
+ * SIGTERM handler may call it, for a session that stays open meanwhile. The request holds for the
+ * next lp_session_run too until that run has honoured it. NULL: LP_ERR_INVALID, no message. */
+LP_API int lp_session_request_stop(lp_session *session);
+
 /* Renders the report in the given format to `out`, using the session's display options. */
 LP_API int lp_session_render(lp_session *session, lp_format format, FILE *out);
 

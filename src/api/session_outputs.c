@@ -2,9 +2,12 @@
  * writing the outputs the options ask for. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "api/session_internal.h"
 #include "base/error.h"
@@ -137,9 +140,29 @@ int lp_session_render(lp_session *s, lp_format format, FILE *out) {
     return lp_render_tree(t, &ro, out);
 }
 
+/* A report goes to "FILE.lp-tmp-PID" beside FILE and is renamed over it once complete, so a run
+ * killed while writing (or a full disk) never leaves a truncated report where the previous one
+ * was. Only for a regular file or a new one: /dev/null, a FIFO or a terminal is written in place
+ * (renaming over it would replace the device). *tmp is "" when writing in place. */
+static FILE *open_report(const char *file, char *tmp, size_t size) {
+    struct stat st;
+    tmp[0] = '\0';
+    int regular = stat(file, &st) != 0 ? errno == ENOENT : S_ISREG(st.st_mode);
+    if (regular && (size_t)snprintf(tmp, size, "%s.lp-tmp-%ld", file, (long)getpid()) < size) {
+        int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+        FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+        if (f) return f;
+        if (fd >= 0) close(fd);
+        if (fd >= 0) unlink(tmp);
+    }
+    tmp[0] = '\0'; /* a directory we cannot create in: write the file itself */
+    return fopen(file, "w");
+}
+
 int session_write_one(lp_session *s, const lp_output_spec *o) {
     int to_stdout = !o->file || strcmp(o->file, "-") == 0;
-    FILE *f = to_stdout ? stdout : fopen(o->file, "w");
+    char tmp[LP_PATH_MAX + 32];
+    FILE *f = to_stdout ? stdout : open_report(o->file, tmp, sizeof tmp);
     if (!f) return lp_error_set(LP_ERR_IO, "cannot write '%s': %s", o->file, strerror(errno));
     int rc = lp_session_render(s, o->format, f);
     int err = ferror(f) ? errno : 0;
@@ -150,6 +173,11 @@ int session_write_one(lp_session *s, const lp_output_spec *o) {
         rc = lp_error_set(LP_ERR_IO, "cannot write '%s': %s", o->file, strerror(errno));
     }
     if (!rc && err) rc = lp_error_set(LP_ERR_IO, "cannot write the report: %s", strerror(err));
+    if (!to_stdout && tmp[0]) {
+        if (!rc && rename(tmp, o->file) != 0)
+            rc = lp_error_set(LP_ERR_IO, "cannot write '%s': %s", o->file, strerror(errno));
+        if (rc) unlink(tmp); /* the previous report, if any, stays as it was */
+    }
     return rc;
 }
 

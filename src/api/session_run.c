@@ -1,6 +1,7 @@
 /* session_run.c: running forwards: the shim's hooks around them, warm-up and profiled
  * iterations, single forwards in a program's own loop, and forwards whose output is kept. */
 #define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -98,18 +99,40 @@ int session_forward_once(lp_session *s, int profiled) {
     return lp_cuda_prof_iteration_done(s->cuda, s->collector);
 }
 
+int lp_session_request_stop(lp_session *s) {
+    if (!s) return LP_ERR_INVALID; /* no message: lp_error_set is not async-signal-safe */
+    atomic_store(&s->stop, 1);
+    return LP_OK;
+}
+
+/* A stop request honoured after `done` of `want` profiled iterations: said in every report. */
+static void note_interrupted(lp_session *s, int done, int want) {
+    char what[64];
+    snprintf(what, sizeof what, "%d of %d", done, want);
+    session_add_note(s, "interrupted: stopped after %s profiled iterations; the figures are theirs",
+                     what);
+}
+
 int lp_session_run(lp_session *s) {
     if (!s) return lp_error_set(LP_ERR_INVALID, "lp_session_run: session is NULL");
     int rc;
     lp_format_date((long long)time(NULL), s->date, sizeof s->date);
     session_progress(s, LP_PHASE_WARMUP, 0, s->opts.warmup);
     for (int i = 0; i < s->opts.warmup; i++) {
+        if (atomic_exchange(&s->stop, 0)) {
+            note_interrupted(s, 0, s->opts.iterations);
+            return session_sync_report(s);
+        }
         if ((rc = lps_forward(s->model, s->tensors))) return rc;
         session_progress(s, LP_PHASE_WARMUP, i + 1, s->opts.warmup);
     }
     session_progress(s, LP_PHASE_PROFILE, 0, s->opts.iterations);
     if ((rc = session_target_for_forward(s))) return rc;
     for (int i = 0; i < s->opts.iterations && !rc; i++) {
+        if (atomic_exchange(&s->stop, 0)) {
+            note_interrupted(s, i, s->opts.iterations);
+            break;
+        }
         int profiled = session_profiling_now(s);
         rc = profiled ? session_apply_pending_clear(s) : LP_OK;
         if (!rc) rc = profiled ? session_hooks_install(s) : session_hooks_remove(s);

@@ -268,6 +268,48 @@ else
     fi
 fi
 
+# SIGINT and SIGTERM mid-run: the forward in progress finishes, every report is written from the
+# completed iterations and says it was interrupted, and the exit code is 128 + the signal.
+for sig in INT TERM; do
+    checks=$((checks + 1))
+    want_rc=$([ $sig = INT ] && echo 130 || echo 143)
+    rm -f "$TMP/int.json" "$TMP/int.txt"
+    "$LP" "$NESTED" --iterations 10000000 --format json --output "$TMP/int.json" \
+        --format tree --output "$TMP/int.txt" >"$OUT" 2>"$ERR" </dev/null &
+    pid=$!
+    # the run is under way once the warm-up is done: give it a moment past the model's load
+    sleep 5
+    kill -s $sig $pid
+    wait $pid
+    rc=$?
+    if [ "$rc" -eq "$want_rc" ] && [ ! -s "$ERR" ] &&
+        python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); r=d["run"]
+assert r["iterations"] > 0, r["iterations"]
+assert any(n.startswith("interrupted: stopped after") for n in r["notes"]), r["notes"]' "$TMP/int.json" &&
+        grep -q "^interrupted: stopped after [0-9]* of 10000000 profiled iterations" "$TMP/int.txt" &&
+        grep -q "^Total " "$TMP/int.txt" && [ -z "$(ls "$TMP" | grep lp-tmp)" ]; then
+        ok "SIG$sig mid-run: exit $rc, the JSON and tree reports written and marked interrupted"
+    else
+        fail "SIG$sig mid-run: exit $rc (want $want_rc), or a report missing, unmarked or unparsable"
+        show
+    fi
+done
+
+# A run killed while writing its report leaves the previous report as it was: the report goes to
+# a temporary file renamed over the old one. RLIMIT_FSIZE makes the write itself kill the process
+# (SIGXFSZ) once the new report passes 4 KiB.
+checks=$((checks + 1))
+printf 'the previous report\n' >"$TMP/keep.json"
+(ulimit -f 4 && exec "$LP" "$RESNET" "${FAST[@]}" --events --format json --output "$TMP/keep.json") \
+    >"$OUT" 2>"$ERR" </dev/null
+rc=$?
+if [ "$rc" -ne 0 ] && [ "$(cat "$TMP/keep.json")" = "the previous report" ]; then
+    ok "killed while writing (exit $rc): the previous report is intact"
+else
+    fail "killed while writing: exit $rc, keep.json now starts '$(head -c 40 "$TMP/keep.json")'"
+fi
+rm -f "$TMP"/keep.json.lp-tmp-*
+
 # nested: `unused` never runs, so its row (and only its row) is blank but for its 0 calls
 checks=$((checks + 1))
 run -- "$NESTED" "${FAST[@]}"
