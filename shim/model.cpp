@@ -15,6 +15,8 @@
 #include <functional>
 #include <mutex>
 #include <new>
+#include <sstream>
+#include <stdexcept>
 
 #include "base/clock.h"
 #include "shim_internal.hpp"
@@ -369,7 +371,17 @@ static c10::IValue run_forward(lps_model *m, lps_inputs *in) {
     stack.reserve(in->values.size() + 1);
     stack.push_back(m->module._ivalue());
     stack.insert(stack.end(), in->values.begin(), in->values.end());
-    fn.getSchema().checkAndNormalizeInputs(stack); // what Method::operator() checks
+    try {
+        fn.getSchema().checkAndNormalizeInputs(stack); // what Method::operator() checks
+    } catch (const c10::Error &e) {
+        // Inputs that do not fit: say what TorchScript expected and the whole signature, on one
+        // line, so the user sees which --input to change.
+        std::string_view said = lps::condense(e.what());
+        if (!said.empty() && said.back() == '.') said.remove_suffix(1);
+        std::ostringstream why;
+        why << said << "; the model's forward is " << fn.getSchema();
+        throw std::runtime_error(why.str());
+    }
 
     auto tasks = std::make_shared<InlineTasks>();
     torch::jit::TaskLauncher launcher = [tasks](std::function<void()> task) {

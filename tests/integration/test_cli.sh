@@ -363,6 +363,10 @@ else
 fi
 
 # ---- inputs the model rejects: libtorch's reason in the one line (exit 1) ------------------------------
+# Inputs that do not fit forward's signature: TorchScript's complaint and the whole signature.
+expect_error "one input too many" 1 \
+    "argument.*; the model's forward is forward\\(__torch__\\.torchvision\\.models\\.resnet\\.ResNet self, Tensor x\\) -> Tensor\$" -- \
+    "$RESNET" --input 1x3x224x224 --input 2x2 "${FAST[@]}"
 expect_error "wrong input rank" 1 "expected.*(input|dim|channels)" -- \
     "$RESNET" --input 1x3x224 --warmup 0 --iterations 1
 expect_error "wrong input shape" 1 "channels" -- \
