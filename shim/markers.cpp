@@ -4,9 +4,8 @@
 // has no module boundaries left to hook (docs/libtorch.md). Before the first run, this file puts
 // two instructions around every submodule call site of every method graph:
 //
-//     layerprof::enter(%submodule)    (layerprof::method(%submodule) for a method other than forward)
-//     %out = prim::CallMethod[name="forward"](%submodule, ...)
-//     layerprof::exit(%submodule)
+//     layerprof::enter(%submodule)    (layerprof::method(%submodule) for a method other than
+//     forward) %out = prim::CallMethod[name="forward"](%submodule, ...) layerprof::exit(%submodule)
 //
 // The optimizer then inlines the call between them. They are JIT operators, which the interpreter
 // runs as plain instructions: no dispatcher, so no RecordFunction fires for them, and modules-only
@@ -42,30 +41,28 @@ const c10::Symbol k_enter = c10::Symbol::fromQualString("layerprof::enter");
 const c10::Symbol k_method = c10::Symbol::fromQualString("layerprof::method");
 const c10::Symbol k_exit = c10::Symbol::fromQualString("layerprof::exit");
 
+// enter (call: a forward), method (another method) and exit: each takes its module object,
+// which it is declared to write (see the top of this file), and pops it.
+enum class Mark { call, method, exit };
+torch::jit::Operator marker_op(const char *schema, Mark mark) {
+    return torch::jit::Operator(
+        schema,
+        [mark](torch::jit::Stack &stack) {
+            if (mark == Mark::exit)
+                lps::marker_exit();
+            else
+                lps::marker_enter(stack.back(), mark == Mark::call);
+            stack.pop_back();
+        },
+        c10::AliasAnalysisKind::FROM_SCHEMA);
+}
+
 // The marker instructions. Registered once per process, when the library is loaded; a model never
 // carries them into a file (layerprof never saves one).
 torch::jit::RegisterOperators g_marker_ops({
-    torch::jit::Operator(
-        "layerprof::enter(Any(a!) self) -> ()",
-        [](torch::jit::Stack &stack) {
-            lps::marker_enter(stack.back(), true);
-            stack.pop_back();
-        },
-        c10::AliasAnalysisKind::FROM_SCHEMA),
-    torch::jit::Operator(
-        "layerprof::method(Any(a!) self) -> ()",
-        [](torch::jit::Stack &stack) {
-            lps::marker_enter(stack.back(), false);
-            stack.pop_back();
-        },
-        c10::AliasAnalysisKind::FROM_SCHEMA),
-    torch::jit::Operator(
-        "layerprof::exit(Any(a!) self) -> ()",
-        [](torch::jit::Stack &stack) {
-            lps::marker_exit();
-            stack.pop_back();
-        },
-        c10::AliasAnalysisKind::FROM_SCHEMA),
+    marker_op("layerprof::enter(Any(a!) self) -> ()", Mark::call),
+    marker_op("layerprof::method(Any(a!) self) -> ()", Mark::method),
+    marker_op("layerprof::exit(Any(a!) self) -> ()", Mark::exit),
 });
 
 // A call of another module's method: its target is a module (a class or a module interface) and
