@@ -2,7 +2,7 @@
  * over iterations. Drives the shim and the collector directly, as session.c does, so unprofiled
  * and profiled forwards can alternate on one loaded model.
  *
- *   lp_bench_torch overhead MODEL.pt --exec hooks|graph|markers [--name N] [--target-s S]
+ *   lp_bench_torch overhead MODEL.pt --exec hooks|markers|opt [--name N] [--target-s S]
  *                  [--rounds R] [--input SPEC]...
  *   lp_bench_torch report MODEL.pt [--reps K]
  *   lp_bench_torch iterations MODEL.pt [--max N]
@@ -45,7 +45,6 @@
 #include "collect/collector.h"
 #include "layerprof.h"
 #include "lp_shim.h"
-#include "model/callstack.h"
 #include "model/tree.h"
 #include "report/render.h"
 
@@ -74,12 +73,12 @@ static void inputs_from_args(int argc, char **argv) {
     }
 }
 
-/* "hooks", "graph" (or "opt": the optimised model, unprofiled) or "markers". */
+/* "hooks", "markers", or "opt": the optimised unmarked model, unprofiled only. */
 static int exec_of(const char *exec) {
     if (!strcmp(exec, "hooks")) return LPS_EXEC_HOOKS;
-    if (!strcmp(exec, "graph") || !strcmp(exec, "opt")) return LPS_EXEC_GRAPH;
+    if (!strcmp(exec, "opt")) return LPS_EXEC_OPTIMISED;
     if (!strcmp(exec, "markers")) return LPS_EXEC_MARKERS;
-    fprintf(stderr, "lp_bench_torch: unknown --exec '%s' (hooks, graph, markers or opt)\n", exec);
+    fprintf(stderr, "lp_bench_torch: unknown --exec '%s' (hooks, markers or opt)\n", exec);
     exit(2);
 }
 
@@ -165,20 +164,10 @@ static void sink_op_end(void *c, uint64_t t) {
 static void sink_memory(void *c, const void *p, int64_t b, int d, uint64_t t) {
     lp_ev_memory(c, p, b, d, t);
 }
-static int32_t sink_resolve(void *c, const lps_frame *frames, size_t n, int32_t fork_base) {
-    lp_callstack_frame core[LPS_MAX_FRAMES];
-    if (n > LPS_MAX_FRAMES) n = LPS_MAX_FRAMES;
-    for (size_t i = 0; i < n; i++)
-        core[i] =
-            (lp_callstack_frame){frames[i].instance,  frames[i].instance_len, frames[i].class_name,
-                                 frames[i].class_len, frames[i].method,       frames[i].method_len};
-    return lp_callstack_resolve(lp_collector_tree(c), core, n, fork_base);
-}
-
 /* Counts what one forward delivers: the op-counting sink. */
 typedef struct counts {
     uint64_t enters, exits, ops, op_ends, allocs, frees;
-    uint64_t top_ops; /* ops not nested in another op (what graph mode attributes) */
+    uint64_t top_ops; /* ops not nested in another op */
     int depth;
 } counts;
 
@@ -213,17 +202,11 @@ static void count_memory(void *c, const void *p, int64_t b, int d, uint64_t t) {
         ((counts *)c)->frees++;
 }
 
-/* The shim still reads and splits the call stack of each new op site; the answer is the root. */
-static int32_t count_resolve(void *c, const lps_frame *frames, size_t n, int32_t fork_base) {
-    (void)c, (void)frames, (void)n, (void)fork_base;
-    return 0;
-}
-
 /* Events per forward, averaged over `n` forwards after the executor's own warm-up. */
 static counts count_events(bench_model *bm, unsigned hooks, int n) {
     counts k = {0};
-    lps_sink sink = {&k,           count_enter,  count_exit,    count_op,
-                     count_op_end, count_memory, count_resolve, count_enter};
+    lps_sink sink = {&k,           count_enter,  count_exit, count_op,
+                     count_op_end, count_memory, count_enter};
     int rc = lps_profile_begin(bm->m, &sink, hooks);
     if (rc) die("lps_profile_begin", rc);
     for (int i = 0; i < n; i++)
@@ -264,11 +247,11 @@ static int g_cpu_clock = 1;
 
 static void run_block(variant *v) {
     size_t first = v->fwd.n;
-    lps_sink sink = {v->c,        sink_call_enter, sink_call_exit, sink_op_start,
-                     sink_op_end, sink_memory,     sink_resolve,   sink_method_enter};
+    lps_sink sink = {v->c,        sink_call_enter, sink_call_exit,   sink_op_start,
+                     sink_op_end, sink_memory,     sink_method_enter};
     if (v->empty_sink)
-        sink = (lps_sink){&v->k,        count_enter,  count_exit,    count_op,
-                          count_op_end, count_memory, count_resolve, count_enter};
+        sink = (lps_sink){&v->k,        count_enter,  count_exit, count_op,
+                          count_op_end, count_memory, count_enter};
     uint64_t t0 = 0, t1 = 0;
     if (v->hooks) {
         t0 = lp_now_ns();
@@ -400,7 +383,7 @@ static int cmd_overhead(const char *path, const char *exec, const char *name, do
     model_open(&bm, path, mode);
     uint64_t est = warm_up(&bm, 4);
     if (!plain) {
-        model_open(&opt, path, LPS_EXEC_GRAPH);
+        model_open(&opt, path, LPS_EXEC_OPTIMISED);
         warm_up(&opt, 4);
     }
     unsigned all_hooks = mods | LPS_HOOK_OPS | LPS_HOOK_MEMORY;
@@ -417,18 +400,12 @@ static int cmd_overhead(const char *path, const char *exec, const char *name, do
     /* A/A check: a second unprofiled setting on its own thread; its ratio shows the harness's
      * own bias and noise. */
     if (diag) vs[nv++] = (variant){.name = "[A/A]"};
-    if (mode != LPS_EXEC_GRAPH) {
+    if (!plain) {
         vs[nv++] = (variant){.name = "modules", .hooks = mods};
         vs[nv++] = (variant){.name = "memory", .hooks = mods | LPS_HOOK_MEMORY, .memory = 1};
         vs[nv++] = (variant){.name = "events", .hooks = mods | LPS_HOOK_OPS, .ops = 1};
         vs[nv++] = (variant){.name = "mem+events", .hooks = all_hooks, .memory = 1, .ops = 1};
         if (diag) vs[nv++] = (variant){.name = "[shim-only]", .hooks = all_hooks, .empty_sink = 1};
-    } else if (!plain) {
-        /* As the session: graph mode always needs the op callbacks to place ops in modules. */
-        vs[nv++] = (variant){.name = "graph", .hooks = LPS_HOOK_MODULES | LPS_HOOK_OPS};
-        if (diag)
-            vs[nv++] = (variant){
-                .name = "[shim-only]", .hooks = LPS_HOOK_MODULES | LPS_HOOK_OPS, .empty_sink = 1};
     }
     if (!plain) ref = &vs[1];
 
@@ -512,7 +489,7 @@ static int cmd_overhead(const char *path, const char *exec, const char *name, do
                be_us, check);
 
         char what[96];
-        int modules_only = !strcmp(v->name, "modules") || !strcmp(v->name, "graph");
+        int modules_only = !strcmp(v->name, "modules");
         if (modules_only && opt_ns > 0) {
             char text[64];
             snprintf(text, sizeof text, "%.3fx (x same-mode %.3fx)", x_opt, x_same);
@@ -601,8 +578,8 @@ static int cmd_report(const char *path, const char *name, int reps) {
                                       .ops = settings[s].ops,
                                       .selected = NULL};
             if (lp_collector_create(&c, &tree, &cc)) die("lp_collector_create", -1);
-            lps_sink sink = {c,           sink_call_enter, sink_call_exit, sink_op_start,
-                             sink_op_end, sink_memory,     sink_resolve,   sink_method_enter};
+            lps_sink sink = {c,           sink_call_enter, sink_call_exit,   sink_op_start,
+                             sink_op_end, sink_memory,     sink_method_enter};
             int rc = lps_profile_begin(bm.m, &sink, settings[s].hooks);
             if (rc) die("lps_profile_begin", rc);
             for (int i = 0; i < 2; i++) {
@@ -658,8 +635,8 @@ static int cmd_iterations(const char *path, const char *name, int max) {
     lp_collector_config cc = {
         .memory = 1, .memory_devices = 1u << LP_DEV_CPU, .ops = 1, .selected = NULL};
     if (lp_collector_create(&c, &tree, &cc)) die("lp_collector_create", -1);
-    lps_sink sink = {c,           sink_call_enter, sink_call_exit, sink_op_start,
-                     sink_op_end, sink_memory,     sink_resolve,   sink_method_enter};
+    lps_sink sink = {c,           sink_call_enter, sink_call_exit,   sink_op_start,
+                     sink_op_end, sink_memory,     sink_method_enter};
     int rc = lps_profile_begin(bm.m, &sink, LPS_HOOK_MODULES | LPS_HOOK_OPS | LPS_HOOK_MEMORY);
     if (rc) die("lps_profile_begin", rc);
     bench_heap first = {0}, last = {0};
@@ -715,10 +692,8 @@ static int cmd_loop(const char *path, const char *exec_name, const char *setting
         hooks = mods | LPS_HOOK_OPS, ops = 1;
     else if (!strcmp(setting, "mem+events"))
         hooks = mods | LPS_HOOK_OPS | LPS_HOOK_MEMORY, memory = ops = 1;
-    else if (!strcmp(setting, "graph"))
-        hooks = LPS_HOOK_MODULES | LPS_HOOK_OPS;
     else if (!strcmp(setting, "shim-only"))
-        hooks = mods | LPS_HOOK_OPS | (exec == LPS_EXEC_GRAPH ? 0 : LPS_HOOK_MEMORY), empty = 1;
+        hooks = mods | LPS_HOOK_OPS | (exec == LPS_EXEC_OPTIMISED ? 0 : LPS_HOOK_MEMORY), empty = 1;
     else if (strcmp(setting, "baseline") != 0) {
         fprintf(stderr, "lp_bench_torch: unknown setting '%s'\n", setting);
         return 2;
@@ -732,11 +707,11 @@ static int cmd_loop(const char *path, const char *exec_name, const char *setting
         lp_collector_config cc = {
             .memory = memory, .memory_devices = 1u << LP_DEV_CPU, .ops = ops, .selected = NULL};
         if (lp_collector_create(&c, &tree, &cc)) die("lp_collector_create", -1);
-        sink = (lps_sink){c,           sink_call_enter, sink_call_exit, sink_op_start,
-                          sink_op_end, sink_memory,     sink_resolve,   sink_method_enter};
+        sink = (lps_sink){c,           sink_call_enter, sink_call_exit,   sink_op_start,
+                          sink_op_end, sink_memory,     sink_method_enter};
     } else if (hooks) {
-        sink = (lps_sink){&k,           count_enter,  count_exit,    count_op,
-                          count_op_end, count_memory, count_resolve, count_enter};
+        sink = (lps_sink){&k,           count_enter,  count_exit, count_op,
+                          count_op_end, count_memory, count_enter};
     }
     if (hooks) {
         int rc = lps_profile_begin(bm.m, &sink, hooks);

@@ -128,8 +128,9 @@ LP_API const char *lp_dtype_name(lp_dtype dtype);
 
 typedef enum lp_mode {
     LP_MODE_HOOKS = 0, /* TorchScript optimizer off: true module entry/exit for every module */
-    LP_MODE_GRAPH,  /* optimised graph: ops attributed to modules through the inlined call stack */
-    LP_MODE_MARKERS /* optimised graph with enter/exit markers at every submodule call site */
+    LP_MODE_GRAPH,     /* runs as LP_MODE_MARKERS: its calls, inferred from each op's inlined call
+                        * stack, were wrong on common structures (kept so old programs build) */
+    LP_MODE_MARKERS    /* the optimised model, enter/exit markers at every submodule call site */
 } lp_mode;
 
 typedef enum lp_units { LP_UNITS_AUTO = 0, LP_UNITS_US, LP_UNITS_MS, LP_UNITS_S } lp_units;
@@ -544,8 +545,8 @@ typedef struct lp_run_info {
     uint64_t driver_ns;            /* the driver's own wall time of those forward calls, summed */
     uint64_t events;               /* events delivered to the core */
     uint64_t dropped;              /* events the core could not use (see the report's notes) */
-    uint64_t graph_sites_resolved; /* graph mode: op sites resolved through the call stack */
-    uint64_t graph_sites_hit;      /* graph mode: op sites served from the cache */
+    uint64_t graph_sites_resolved; /* always 0: graph mode runs as markers (kept for the ABI) */
+    uint64_t graph_sites_hit;      /* always 0, likewise */
 } lp_run_info;
 
 LP_API int lp_session_run_info(const lp_session *session, lp_run_info *out);

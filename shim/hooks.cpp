@@ -26,15 +26,6 @@ namespace {
 // profiled model at a time per process: lps_profile_begin refuses a second one.
 std::atomic<lps_model *> g_active{nullptr};
 
-// The thread that began profiling: graph mode's op sites are positions in its op sequence.
-thread_local bool t_is_driver = false;
-thread_local int t_op_depth = 0;
-thread_local size_t t_site_pos = 0;
-
-// Sites beyond this are resolved every time instead of cached (keeps the cache from allocating
-// on the hot path: it is reserved up front).
-constexpr size_t k_max_sites = 1u << 16;
-
 // Ops the core does not want (the innermost call is not measured: an unselected module, or ops
 // not kept) are not delivered: the core's last answer on this thread, and how many skipped ops
 // are open, so that their ends (ops nest on a thread) are skipped too. A stale answer from an
@@ -44,13 +35,6 @@ thread_local bool t_ops_wanted = false;
 thread_local int t_skip_depth = 0;
 // The op whose op_start is being delivered (LPS_HOOK_SHAPES): what lps_op_input_shapes describes.
 thread_local const at::RecordFunction *t_current_op = nullptr;
-
-// Graph mode: inside a torch.jit.fork task the interpreter's call stack starts at the forked
-// function ("TOP(Branch)::<forked function>"), so its paths are relative to the module the task
-// was forked on: the modules of the open "<forked function>" frames, innermost last.
-constexpr int k_max_fork_depth = 64;
-thread_local int32_t t_fork_base[k_max_fork_depth];
-thread_local int t_fork_depth = 0;
 
 inline bool is_fork_frame(const at::RecordFunction &fn) {
     return std::strcmp(fn.name(), "<forked function>") == 0;
@@ -76,82 +60,20 @@ std::unique_ptr<at::ObserverContext> on_frame_start(const at::RecordFunction &fn
     lps_model *m = g_active.load(std::memory_order_relaxed);
     if (!m) return nullptr;
     int32_t module = frame_module(m, fn);
-    // A forked closure's frame runs on the module it forked (its `self`): that frame is the call
-    // (graph mode sees no other; in hooks mode the forward inside it then passes through).
+    // A forked closure's frame runs on the module it forked (its `self`): that frame is the call,
+    // and the forward inside it then passes through.
     bool fork = is_fork_frame(fn);
-    if (m->graph && fork) {
-        if (t_fork_depth < k_max_fork_depth) t_fork_base[t_fork_depth] = module;
-        t_fork_depth++;
-    }
-    auto enter = fork || lps::is_forward_name(fn.name()) || !m->sink.method_enter ? m->sink.call_enter
-                                                                        : m->sink.method_enter;
+    auto enter = fork || lps::is_forward_name(fn.name()) || !m->sink.method_enter
+                     ? m->sink.call_enter
+                     : m->sink.method_enter;
     t_ops_wanted = enter(m->sink.ctx, module, t) != 0;
     return nullptr;
 }
 
-void on_frame_end(const at::RecordFunction &fn, at::ObserverContext *) noexcept {
+void on_frame_end(const at::RecordFunction &, at::ObserverContext *) noexcept {
     uint64_t t = lp_now_ns();
     lps_model *m = g_active.load(std::memory_order_relaxed);
-    if (m && m->graph && t_fork_depth > 0 && is_fork_frame(fn)) t_fork_depth--;
     if (m) t_ops_wanted = m->sink.call_exit(m->sink.ctx, t) != 0;
-}
-
-// Graph mode, slow path: splits one entry of the interpreter's call stack ("block(Block)::forward",
-// "SELF(Block)::helper", "::relu", "TOP(Branch)::<forked function>") without interpreting it: which
-// module the names lead to is the core's decision (sink.resolve).
-lps_frame split_frame(std::string_view entry) noexcept {
-    lps_frame f{"", 0, "", 0, "", 0};
-    size_t sep = entry.rfind("::");
-    std::string_view head = entry.substr(0, sep == std::string_view::npos ? entry.size() : sep);
-    if (sep != std::string_view::npos) {
-        f.method = entry.data() + sep + 2;
-        f.method_len = entry.size() - sep - 2;
-    }
-    size_t open = head.find('(');
-    size_t close = head.rfind(')');
-    if (open != std::string_view::npos) {
-        f.instance = head.data();
-        f.instance_len = open;
-        if (close != std::string_view::npos && close > open) {
-            f.class_name = head.data() + open + 1;
-            f.class_len = close - open - 1;
-        }
-    }
-    return f;
-}
-
-int32_t resolve_module(lps_model *m) {
-    if (!m->sink.resolve) return -1;
-    auto hierarchy = torch::jit::currentModuleHierarchy(); // allocates: once per op site
-    lps_frame frames[LPS_MAX_FRAMES];
-    size_t n = std::min(hierarchy.size(), static_cast<size_t>(LPS_MAX_FRAMES));
-    for (size_t i = 0; i < n; i++)
-        frames[i] = split_frame(hierarchy[i]);
-    int32_t fork_base =
-        t_fork_depth > 0 && t_fork_depth <= k_max_fork_depth ? t_fork_base[t_fork_depth - 1] : -1;
-    return m->sink.resolve(m->sink.ctx, frames, n, fork_base);
-}
-
-// The module of a top-level op in graph mode: cached per position in the forward's op sequence,
-// verified by the op's name pointer, so control flow that changes the sequence re-resolves.
-int32_t graph_module(lps_model *m, const char *name) noexcept {
-    size_t k = t_site_pos++;
-    if (k < m->sites.size() && m->sites[k].name == name) {
-        m->sites_hit++;
-        return m->sites[k].module;
-    }
-    int32_t module;
-    try {
-        module = resolve_module(m); // builds strings: may throw bad_alloc
-    } catch (...) {
-        return -1; // the innermost open module; not cached, so the next forward tries again
-    }
-    m->sites_resolved++;
-    if (k < m->sites.size())
-        m->sites[k] = {name, module};
-    else if (k == m->sites.size() && k < k_max_sites)
-        m->sites.push_back({name, module});
-    return module;
 }
 
 // A hash of the op's input sizes (LPS_HOOK_SHAPES): tensors mix their rank and sizes, lists of
@@ -220,20 +142,15 @@ std::unique_ptr<at::ObserverContext> on_op_start(const at::RecordFunction &fn) n
     }
     lps_model *m = g_active.load(std::memory_order_relaxed);
     if (!m) return nullptr;
-    // Graph mode's top-level ops carry their module, so they always go to the core.
-    bool graph_top = m->graph && t_is_driver && t_op_depth == 0;
-    if (!t_ops_wanted && !graph_top) {
+    if (!t_ops_wanted) {
         t_skip_depth = 1;
         return nullptr;
     }
     uint64_t key = (m->hooks & LPS_HOOK_SHAPES) ? shape_key(fn) : 0;
     uint64_t t = lp_now_ns();
-    int32_t module = -1;
     const char *name = fn.name();
-    if (graph_top) module = graph_module(m, name);
-    t_op_depth++;
     t_current_op = &fn;
-    t_ops_wanted = m->sink.op_start(m->sink.ctx, name, module, key, t) != 0;
+    t_ops_wanted = m->sink.op_start(m->sink.ctx, name, -1, key, t) != 0;
     t_current_op = nullptr;
     return nullptr;
 }
@@ -245,7 +162,6 @@ void on_op_end(const at::RecordFunction &, at::ObserverContext *) noexcept {
     }
     uint64_t t = lp_now_ns();
     lps_model *m = g_active.load(std::memory_order_relaxed);
-    t_op_depth--;
     if (m) m->sink.op_end(m->sink.ctx, t);
 }
 
@@ -315,10 +231,7 @@ void markers_root(lps_model *m, bool enter, uint64_t t) noexcept {
 }
 
 void begin_forward(lps_model *) noexcept {
-    t_site_pos = 0;
-    t_op_depth = 0;
-    t_skip_depth = 0;
-    t_fork_depth = 0;
+    t_skip_depth = 0; // a forward that threw may have left skipped ops open
 }
 } // namespace lps
 
@@ -337,11 +250,8 @@ int lps_profile_begin(lps_model *m, const lps_sink *sink, unsigned hooks) noexce
                                 "another layerprof session is profiling in this process");
         m->sink = *sink;
         m->hooks = hooks;
-        t_is_driver = true;
         t_ops_wanted = false;
         t_skip_depth = 0;
-        if (m->graph) m->sites.reserve(k_max_sites);
-        m->sites_resolved = m->sites_hit = 0;
         try {
             if (hooks & LPS_HOOK_MODULES)
                 m->handles.push_back(at::addThreadLocalCallback(
@@ -378,12 +288,6 @@ void lps_profile_end(lps_model *m) noexcept {
     }
     lps_model *expected = m;
     g_active.compare_exchange_strong(expected, nullptr);
-    t_is_driver = false;
-}
-
-void lps_graph_stats(const lps_model *m, uint64_t *resolved, uint64_t *hits) noexcept {
-    *resolved = m ? m->sites_resolved : 0;
-    *hits = m ? m->sites_hit : 0;
 }
 
 int lps_op_input_shapes(char *buf, size_t size) noexcept {

@@ -36,9 +36,9 @@ int lps_set_threads(int threads) LPS_NOEXCEPT;
 
 /* How a model runs, which libtorch fixes per function at its first run (docs/libtorch.md). */
 enum {
-    LPS_EXEC_HOOKS = 0,  /* optimizer off: a TorchScript frame per submodule call */
-    LPS_EXEC_GRAPH = 1,  /* optimizer on: top-level ops carry their module (sink.resolve) */
-    LPS_EXEC_MARKERS = 2 /* optimizer on, with enter/exit markers at every submodule call site */
+    LPS_EXEC_HOOKS = 0,     /* optimizer off: a TorchScript frame per submodule call */
+    LPS_EXEC_OPTIMISED = 1, /* optimizer on, no markers: the model as shipped (reference runs) */
+    LPS_EXEC_MARKERS = 2    /* optimizer on, with enter/exit markers at every submodule call site */
 };
 
 /* Loads a TorchScript file onto `device` ("cpu", "cuda", "cuda:N") to run as `exec` says
@@ -83,33 +83,13 @@ uint64_t lps_last_forward_ns(const lps_model *m) LPS_NOEXCEPT;
  */
 int lps_forward_output(lps_model *m, lps_inputs *in, void **bytes, size_t *size) LPS_NOEXCEPT;
 
-/* One entry of TorchScript's inlined call stack (graph mode), split but not interpreted:
- * "block(Block)::forward" is instance "block", class "Block", method "forward"; "::relu" (a free
- * function) has an empty instance and class. The text is borrowed for the duration of the call
- * and not NUL-terminated. */
-typedef struct lps_frame {
-    const char *instance;
-    size_t instance_len;
-    const char *class_name;
-    size_t class_len;
-    const char *method;
-    size_t method_len;
-} lps_frame;
-
-/* The outermost frames handed over; a deeper stack resolves to its module at this depth. */
-#define LPS_MAX_FRAMES 64
-
 /* Where events go. Called on the threads that run the model; must not throw.
  * call_enter (a forward: one call of the module), method_enter, call_exit and op_start return 1
  * when op events are wanted on this thread now, 0
  * when the innermost call is not measured: the shim then skips the ops that start before the
- * next of these three calls on the thread (and their op_end), except graph mode's top-level ops,
- * which carry their module. `shape_key` hashes the op's input sizes with LPS_HOOK_SHAPES (never
- * 0 then), else 0.
- * resolve (graph mode; may be NULL, and then top-level ops carry -1): the module a top-level op
- * runs in, from its call stack (frames outermost first), called once per op site on the thread
- * that began profiling. `fork_base` is the module of the innermost open torch.jit.fork task (the
- * `self` its "<forked function>" frame ran on, whose stack starts at that function), else -1. */
+ * next of these three calls on the thread (and their op_end). op_start's `module` is -1 (the
+ * innermost open call's). `shape_key` hashes the op's input sizes with LPS_HOOK_SHAPES (never 0
+ * then), else 0. */
 typedef struct lps_sink {
     void *ctx;
     int (*call_enter)(void *ctx, int32_t module, uint64_t t_ns);
@@ -117,7 +97,6 @@ typedef struct lps_sink {
     int (*op_start)(void *ctx, const char *name, int32_t module, uint64_t shape_key, uint64_t t_ns);
     void (*op_end)(void *ctx, uint64_t t_ns);
     void (*memory)(void *ctx, const void *ptr, int64_t bytes, int device, uint64_t t_ns);
-    int32_t (*resolve)(void *ctx, const lps_frame *frames, size_t n, int32_t fork_base);
     /* A frame of a module's method other than forward (a ModuleList's __len__, a helper another
      * module calls on it): its time is the module's, but it is no call. Closed by call_exit.
      * NULL: such frames go to call_enter, and count as calls. */
@@ -145,9 +124,7 @@ enum {
  * call it only for a key seen for the first time. */
 int lps_op_input_shapes(char *buf, size_t size) LPS_NOEXCEPT;
 
-/* Installs the callbacks on the calling thread (and the tasks it forks). In graph mode (the model
- * was loaded with optimize=1) top-level ops carry their module: sink.resolve's answer, asked once
- * per op site (a position in the forward's op sequence, checked by the op's name pointer).
+/* Installs the callbacks on the calling thread (and the tasks it forks).
  * Fails with LP_ERR_BUSY when another profiler holds a slot layerprof needs. */
 int lps_profile_begin(lps_model *m, const lps_sink *sink, unsigned hooks) LPS_NOEXCEPT;
 /* Removes them. Safe to call when nothing is installed. */
@@ -167,9 +144,6 @@ typedef struct lps_marker_census {
     size_t lost;          /* enter markers missing from the optimised graph, by module type */
 } lps_marker_census;
 int lps_markers_census(lps_model *m, lps_inputs *in, lps_marker_census *out) LPS_NOEXCEPT;
-
-/* Graph mode diagnostics: op sites resolved (slow path) and cache hits since the last begin. */
-void lps_graph_stats(const lps_model *m, uint64_t *resolved, uint64_t *hits) LPS_NOEXCEPT;
 
 /* --- CUDA (shim/cuda.cpp) --------------------------------------------------------------------
  * 1 when the shim was built against a CUDA-enabled libtorch (the CUDA-events timer exists). */

@@ -165,7 +165,6 @@ int lps_model_load(const char *path, const char *device, int exec, lps_model **o
             // The executor mode must be set before the first run of any function of this
             // module: libtorch caches its decision per function (docs/libtorch.md).
             m->optimize = exec != LPS_EXEC_HOOKS;
-            m->graph = exec == LPS_EXEC_GRAPH;
             m->markers = exec == LPS_EXEC_MARKERS;
             torch::jit::setGraphExecutorOptimize(m->optimize);
             m->device = dev;

@@ -47,18 +47,12 @@ struct ModuleEntry {
     bool has_forward; // false for containers (ModuleList, ModuleDict): never called
 };
 
-struct OpSite {
-    const char *name; // the op's interned name pointer: verifies the cached site
-    int32_t module;
-};
-
 } // namespace lps
 
 struct lps_model {
     torch::jit::Module module;
     c10::Device device{c10::kCPU};
-    int optimize = 0;        // the graph executor's optimizer is on (graph and markers modes)
-    bool graph = false;      // LPS_EXEC_GRAPH: top-level ops carry their module
+    int optimize = 0;        // the graph executor's optimizer is on (plain and markers)
     bool markers = false;    // LPS_EXEC_MARKERS: call sites carry enter/exit markers
     size_t marker_sites = 0; // marker pairs inserted at load
     std::vector<lps::ModuleEntry> modules;
@@ -73,8 +67,6 @@ struct lps_model {
     std::vector<at::CallbackHandle> handles;
     std::shared_ptr<c10::DebugInfoBase> reporter;
     std::unique_ptr<c10::DebugInfoGuard> reporter_guard;
-    std::vector<lps::OpSite> sites; // graph mode: top-level op position -> module
-    uint64_t sites_resolved = 0, sites_hit = 0;
     uint64_t last_forward_ns = 0; // the last forward call's wall time (lps_last_forward_ns)
 };
 
@@ -98,7 +90,7 @@ inline bool is_forward_name(const char *name) noexcept {
     return true;
 }
 
-// Resets the per-forward op position used by the graph mode's site cache (hooks.cpp).
+// Resets the thread's per-forward hook state (hooks.cpp).
 void begin_forward(lps_model *m) noexcept;
 
 // Markers (markers.cpp puts them in the graphs; hooks.cpp delivers what they say).

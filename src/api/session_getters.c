@@ -74,7 +74,6 @@ int lp_session_run_info(const lp_session *s, lp_run_info *out) {
     out->driver_ns = s->driver_ns;
     out->events = st.events;
     out->dropped = st.dropped + st.unbalanced;
-    lps_graph_stats(s->model, &out->graph_sites_resolved, &out->graph_sites_hit);
     return LP_OK;
 }
 

@@ -8,7 +8,6 @@
 #include "api/session_internal.h"
 #include "base/error.h"
 #include "base/units.h"
-#include "model/callstack.h"
 
 static int sink_call_enter(void *c, int32_t m, uint64_t t) {
     return lp_ev_call_enter(c, m, t);
@@ -33,18 +32,6 @@ static void sink_memory(void *c, const void *p, int64_t b, int d, uint64_t t) {
     lp_ev_memory(c, p, b, d, t);
 }
 
-/* Graph mode, once per op site: the shim's frames, resolved against the tree the collector fills
- * (model/callstack.h). The frame types are the boundary's and the core's, field for field. */
-static int32_t sink_resolve(void *c, const lps_frame *frames, size_t n, int32_t fork_base) {
-    lp_callstack_frame core[LPS_MAX_FRAMES];
-    if (n > LPS_MAX_FRAMES) n = LPS_MAX_FRAMES;
-    for (size_t i = 0; i < n; i++)
-        core[i] =
-            (lp_callstack_frame){frames[i].instance,  frames[i].instance_len, frames[i].class_name,
-                                 frames[i].class_len, frames[i].method,       frames[i].method_len};
-    return lp_callstack_resolve(lp_collector_tree(c), core, n, fork_base);
-}
-
 int session_hooks_install(lp_session *s) {
     if (s->hooks_on) return LP_OK;
     lps_sink sink = {.ctx = s->collector,
@@ -53,7 +40,6 @@ int session_hooks_install(lp_session *s) {
                      .op_start = sink_op_start,
                      .op_end = sink_op_end,
                      .memory = sink_memory,
-                     .resolve = sink_resolve,
                      .method_enter = sink_method_enter};
     /* Markers need no frame callback: the module calls come from the graph itself. */
     unsigned hooks = s->opts.mode == LP_MODE_HOOKS ? LPS_HOOK_MODULES : LPS_HOOK_MARKERS;

@@ -64,7 +64,7 @@ static void check_model(void **state) {
     const char *model = *state;
     lps_set_verbose(0);
     lps_model *marked = load(model, LPS_EXEC_MARKERS);
-    lps_model *plain = load(model, LPS_EXEC_GRAPH);
+    lps_model *plain = load(model, LPS_EXEC_OPTIMISED);
     lps_inputs *in_marked = inputs_for(marked, model);
     lps_inputs *in_plain = inputs_for(plain, model);
     for (int i = 0; i < WARMUP; i++) {
