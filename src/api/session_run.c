@@ -107,6 +107,7 @@ int lp_session_run(lp_session *s) {
     for (int i = 0; i < s->opts.warmup; i++) {
         if (atomic_exchange(&s->stop, 0)) {
             note_interrupted(s, 0, s->opts.iterations);
+            session_progress(s, LP_PHASE_DONE, 0, s->opts.iterations);
             return session_sync_report(s);
         }
         if ((rc = lps_forward(s->model, s->tensors))) return rc;

@@ -1,7 +1,7 @@
 # Reliability tests against the real libtorch (docs/reliability.md, docs/threads.md). Included
 # from tests/integration/CMakeLists.txt, which defines LP_MODELS_DIR and finds cmocka and jansson.
 
-foreach(name test_api_null test_outputs test_threads test_sessions_loop)
+foreach(name test_api_null test_outputs test_threads test_sessions_loop test_stop)
   add_executable(${name} ${CMAKE_CURRENT_SOURCE_DIR}/${name}.c)
   target_compile_options(${name} PRIVATE ${LP_WARNINGS})
   target_compile_definitions(${name} PRIVATE LP_MODELS_DIR="${LP_MODELS_DIR}")
@@ -54,9 +54,10 @@ add_test(NAME integration.threads COMMAND test_threads)
 add_test(NAME integration.sessions_loop COMMAND test_sessions_loop ${LP_SESSIONS_LOOP})
 add_test(NAME integration.other_profiler COMMAND test_other_profiler)
 add_test(NAME integration.shim_errors COMMAND test_shim_errors)
+add_test(NAME integration.stop COMMAND test_stop)
 set_tests_properties(integration.api_null integration.outputs integration.threads
                      integration.sessions_loop integration.other_profiler
-                     integration.shim_errors PROPERTIES
+                     integration.shim_errors integration.stop PROPERTIES
                      LABELS "integration;reliability"
                      TIMEOUT 600)
 
