@@ -26,6 +26,12 @@
 #define WARMUP(mode) ((mode) == LP_MODE_HOOKS ? 1 : 3)
 #define ITERATIONS 2
 
+#if defined(__SANITIZE_ADDRESS__)
+#define LP_DRIVER_SLACK_NS 20000.0
+#else
+#define LP_DRIVER_SLACK_NS 5000.0
+#endif
+
 /* ---- helpers --------------------------------------------------------------------------------- */
 
 typedef struct model_case {
@@ -204,9 +210,9 @@ static void check_model(void **state) {
             ITERATIONS);
     /* The driver's own work around a forward (inputs, the root frame's entry) is a few us:
      * within 5% on every model of tens of us and more, a fixed 5 us per forward on the tiny
-     * pattern models (a 25 us forward). */
+     * pattern models (a 25 us forward), 20 us under the sanitizers (measured: up to 9 us). */
     double slack = 0.05 * (double)ri.driver_ns;
-    if (slack < 5000.0 * ITERATIONS) slack = 5000.0 * ITERATIONS;
+    if (slack < LP_DRIVER_SLACK_NS * ITERATIONS) slack = LP_DRIVER_SLACK_NS * ITERATIONS;
     if (!(root <= ri.driver_ns && (double)root >= (double)ri.driver_ns - slack))
         BAD("root total %llu ns not within the driver's %llu ns less 5%% or 5 us a forward (ratio "
             "%.4f)",
@@ -266,7 +272,8 @@ static void run_twice(void **state) {
 #define CASES(X)                                                                                   \
     X(nested)                                                                                      \
     X(resnet18)                                                                                    \
-    X(alexnet) X(mobilenet_v2) X(transformer) X(lstm_cell) X(forked) X(pat_loops) X(pat_branches)  \
+    X(alexnet)                                                                                     \
+    X(mobilenet_v2) X(transformer) X(lstm_cell) X(forked) X(pat_loops) X(pat_branches)             \
         X(pat_lists) X(pat_shared) X(pat_traced) X(pat_state)
 
 #define DEF_CASES(name)                                                                            \
