@@ -95,7 +95,27 @@ typedef enum lp_fill {
     LP_FILL_FILE /* raw little-endian data read from `file` */
 } lp_fill;
 
-/* One input tensor. Plain data, no pointers: copy it freely. */
+/* What one entry of an input list is. Structured arguments (List[Tensor], tuples, dicts) are
+ * written in prefix order: a container entry says how many items follow it, and each item is
+ * itself one entry or a whole container. A dict's items are key/value pairs, the key an
+ * LP_INPUT_STR or LP_INPUT_INT entry. So [1x3, (int:2, none)] is the four entries
+ * LIST(2) TENSOR TUPLE(2) INT NONE, and one forward argument is one top-level value. */
+typedef enum lp_input_kind {
+    LP_INPUT_TENSOR = 0, /* the fields ndim .. file */
+    LP_INPUT_INT,        /* `integer` */
+    LP_INPUT_FLOAT,      /* `real` */
+    LP_INPUT_BOOL,       /* `integer`, 0 or 1 */
+    LP_INPUT_STR,        /* the text, in `file` */
+    LP_INPUT_NONE,
+    LP_INPUT_LIST,  /* `n_items` values follow */
+    LP_INPUT_TUPLE, /* `n_items` values follow */
+    LP_INPUT_DICT,  /* `n_items` key/value pairs follow */
+    LP_INPUT_SAVED  /* the arguments torch.save stored in the file `file`: a tuple is spread into
+                       positional arguments, anything else is one argument */
+} lp_input_kind;
+
+/* One input, or one entry of a structured input (above). Plain data, no pointers: copy it
+ * freely. A zeroed spec is a tensor, as before `kind` existed. */
 typedef struct lp_input_spec {
     int ndim;
     int64_t shape[LP_MAX_DIMS];
@@ -103,21 +123,42 @@ typedef struct lp_input_spec {
     lp_fill fill;
     int has_range; /* 1 when low/high were given (required for random integer inputs) */
     double low, high;
-    char file[LP_PATH_MAX]; /* LP_FILL_FILE only */
+    char file[LP_PATH_MAX]; /* LP_FILL_FILE; the text of LP_INPUT_STR; LP_INPUT_SAVED's file */
+    lp_input_kind kind;
+    int64_t integer; /* LP_INPUT_INT, LP_INPUT_BOOL */
+    double real;     /* LP_INPUT_FLOAT */
+    size_t n_items;  /* LP_INPUT_LIST, LP_INPUT_TUPLE: values; LP_INPUT_DICT: pairs */
 } lp_input_spec;
 
 /* Parses "SHAPE[:DTYPE][:FILL]", e.g. "1x3x224x224", "1x32:int64:0..1000", "2x8:float16:zeros".
  * FILL is random (default), zeros, ones, or a range LO..HI for random values. */
 LP_API int lp_input_spec_parse(const char *text, lp_input_spec *out);
 
+/* Parses one forward argument, which may be structured, into `max` entries at `out` (see
+ * lp_input_kind); *n receives how many it used. Besides a tensor spec (as lp_input_spec_parse):
+ * lists [a, b], tuples (a, b), dicts {key: a, int:3: b} (a key is a bare word or int:N), the
+ * scalars int:5, float:0.5, bool:true, str:TEXT and none, and saved:FILE.pt (torch.save's
+ * arguments), nested freely. */
+LP_API int lp_input_parse(const char *text, lp_input_spec *out, size_t max, size_t *n);
+
+/* Writes the value that starts at entries[0] (of `n`) back in lp_input_parse's syntax. Returns the
+ * length it needed (like snprintf), or a negative status when the entries do not hold one whole
+ * value. */
+LP_API int lp_input_format(const lp_input_spec *entries, size_t n, char *buf, size_t size);
+
+/* The number of entries of the value that starts at entries[0] (of `n`): 1 for a tensor or a
+ * scalar, more for a container. 0 when they do not hold one whole, well-formed value. */
+LP_API size_t lp_input_value_size(const lp_input_spec *entries, size_t n);
+
 /* Parses "FILE:SHAPE[:DTYPE]" (raw little-endian data). FILE may itself contain ':'. */
 LP_API int lp_input_file_spec_parse(const char *text, lp_input_spec *out);
 
-/* Writes the spec back in the syntax lp_input_spec_parse reads (files as "FILE:SHAPE:DTYPE").
- * Returns the length it needed (like snprintf). */
+/* Writes the spec back in the syntax lp_input_spec_parse reads (files as "FILE:SHAPE:DTYPE"); a
+ * scalar entry as lp_input_parse reads it. Returns the length it needed (like snprintf). */
 LP_API int lp_input_spec_format(const lp_input_spec *spec, char *buf, size_t size);
 
-/* Bytes the tensor needs (0 for an invalid spec). Saturates at INT64_MAX instead of overflowing. */
+/* Bytes the tensor needs (0 for an invalid spec, or an entry that is not a tensor). Saturates at
+ * INT64_MAX instead of overflowing. */
 LP_API int64_t lp_input_spec_bytes(const lp_input_spec *spec);
 
 /* "float32", "int64", ... Static storage. */
@@ -372,7 +413,8 @@ LP_API int lp_session_render(lp_session *session, lp_format format, FILE *out);
 LP_API int lp_session_write_outputs(lp_session *session);
 
 /* Runs one forward on the session's inputs and copies its output's bytes (a tensor, or the
- * tensors of a tuple or list in order, each contiguous, on the CPU) into a buffer: for checking
+ * tensors of a tuple, list or dict's values in order, nested ones depth first, each contiguous,
+ * on the CPU) into a buffer: for checking
  * that profiling changes nothing. `profiled` 0 runs it with no hook installed, like a warm-up;
  * 1 runs it as one more profiled iteration of lp_session_run (added to the tree), with everything
  * the options record. On success *bytes (never NULL, even when *size is 0) belongs to the caller:
@@ -392,8 +434,9 @@ LP_API void lp_session_close(lp_session *session);
  * receives its bytes as lp_session_forward_output gives them (release with free()). */
 LP_API int lp_session_forward(lp_session *session, void **output, size_t *output_size);
 
-/* Copies plain data into input `index` (0-based, in the order of lp_options.inputs): `bytes` must
- * be exactly the input's size in its dtype, row-major. For feeding the program's own data. */
+/* Copies plain data into input `index` (0-based, in the order of lp_options.inputs, whose
+ * structured inputs count each entry: see lp_input_kind), which must be a tensor: `bytes` must
+ * be exactly its size in its dtype, row-major. For feeding the program's own data. */
 LP_API int lp_session_set_input(lp_session *session, size_t index, const void *data, size_t bytes);
 
 /* Opens region `name` on the calling thread, inside the innermost open region, or at the top of

@@ -56,7 +56,8 @@ int lp_dtype_is_integer(lp_dtype d) {
 }
 
 int64_t lp_input_spec_bytes(const lp_input_spec *spec) {
-    if (!spec || spec->ndim < 0 || spec->ndim > LP_MAX_DIMS) return 0;
+    if (!spec || spec->kind != LP_INPUT_TENSOR || spec->ndim < 0 || spec->ndim > LP_MAX_DIMS)
+        return 0;
     int64_t n = dtype_size(spec->dtype);
     for (int i = 0; i < spec->ndim; i++) {
         if (spec->shape[i] <= 0) return 0;
@@ -250,6 +251,7 @@ int lp_input_file_spec_parse(const char *text, lp_input_spec *out) {
 int lp_input_spec_format(const lp_input_spec *spec, char *buf, size_t size) {
     if (!spec || (!buf && size))
         return lp_error_set(LP_ERR_INVALID, "lp_input_spec_format: NULL argument");
+    if (spec->kind != LP_INPUT_TENSOR) return lp_input_format(spec, 1, buf, size);
     char shape[LP_MAX_DIMS * 21 + 1];
     size_t off = 0;
     shape[0] = '\0';
