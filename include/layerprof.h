@@ -72,7 +72,7 @@ LP_API const char *lp_torch_version(void);
 /* Inputs                                                                                      */
 
 #define LP_MAX_DIMS 8
-#define LP_MAX_INPUTS 16
+#define LP_MAX_INPUTS 64 /* entries of lp_options.inputs: tensors, scalars and container heads */
 #define LP_PATH_MAX 4096
 
 typedef enum lp_dtype {

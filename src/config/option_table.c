@@ -34,15 +34,23 @@ static const lp_opt table[] = {
      .section = LP_SECTION_RUN},
     {"inputs", "input", LP_OPT_INPUTS, LP_OPTF_REPEATABLE, OPT(inputs), OPT(n_inputs),
      .max = LP_MAX_INPUTS, .default_text = "the inputs recorded in the model file",
-     .what = "a list of inputs such as {shape: [1, 3, 224, 224]}",
+     .what = "a list of inputs such as {shape: [1, 3, 224, 224]} or \"[3x320x320, 3x240x320]\"",
      .value_name = "SHAPE[:DTYPE][:FILL]",
-     .help = "one input, e.g. 1x3x224x224, 1x32:int64:0..1000, 2x8:float16:zeros; FILL: random, "
-             "zeros, ones or LO..HI (random integers need a range); repeat for more inputs",
+     .help = "one forward argument, e.g. 1x3x224x224, 1x32:int64:0..1000, 2x8:float16:zeros "
+             "(FILL: random, zeros, ones or LO..HI; random integers need a range); lists "
+             "[3x320x320, 3x240x320], tuples (a, b), dicts {key: a}, int:5, float:0.5, bool:true, "
+             "str:TEXT, none, nested freely; repeat for more arguments",
      .section = LP_SECTION_INPUTS},
     {"input_file", "input-file", LP_OPT_INPUT_FILE, LP_OPTF_NOT_YAML | LP_OPTF_REPEATABLE,
      OPT(inputs), OPT(n_inputs), .max = LP_MAX_INPUTS, .default_text = "none",
      .what = "FILE:SHAPE[:DTYPE]", .value_name = "FILE:SHAPE[:DTYPE]",
      .help = "one input read from raw little-endian data (added to the --input list)",
+     .section = LP_SECTION_INPUTS},
+    {"inputs_saved", "inputs", LP_OPT_INPUT_SAVED, LP_OPTF_NOT_YAML | LP_OPTF_REPEATABLE,
+     OPT(inputs), OPT(n_inputs), .max = LP_MAX_INPUTS, .default_text = "none",
+     .what = "FILE.pt", .value_name = "FILE.pt",
+     .help = "the forward's arguments from torch.save((arg1, arg2), FILE.pt): a tuple is spread "
+             "into positional arguments (added to the --input list; YAML: saved:FILE.pt)",
      .section = LP_SECTION_INPUTS},
     {"seed", "seed", LP_OPT_U64, 0, OPT(seed), DEF_INT(0), .value_name = "N",
      .help = "seed for random inputs", .section = LP_SECTION_INPUTS},

@@ -19,8 +19,11 @@ typedef enum lp_opt_type {
     LP_OPT_STRING,     /* const char *, checked as `check` says */
     LP_OPT_COLUMNS,    /* column ids (const char *const *, count): text "a,b" replaces the list */
     LP_OPT_PATHS,      /* module paths (const char *const *, count): text appends one */
-    LP_OPT_INPUTS,     /* lp_input_spec array and count: text "SHAPE[:DTYPE][:FILL]" appends one */
-    LP_OPT_INPUT_FILE, /* the same array: text "FILE:SHAPE[:DTYPE]" appends one */
+    LP_OPT_INPUTS,      /* lp_input_spec array and count: the text of one forward argument
+                           (lp_input_parse: "SHAPE[:DTYPE][:FILL]", "[a, b]", ...) appends its
+                           entries */
+    LP_OPT_INPUT_FILE,  /* the same array: text "FILE:SHAPE[:DTYPE]" appends one */
+    LP_OPT_INPUT_SAVED, /* the same array: text "FILE.pt" appends saved:FILE.pt */
     LP_OPT_OUTPUTS,    /* lp_output_spec array and count: text "FORMAT[:FILE]" appends one */
     LP_OPT_SCHEDULE    /* lp_schedule: text "wait=1,active=2", or the mapping of its own rows */
 } lp_opt_type;

@@ -3,6 +3,7 @@
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/error.h"
@@ -234,19 +235,34 @@ static int append_path(const lp_opt *opt, const char *subject, const char *text,
     return LP_OK;
 }
 
+/* One forward argument: its entries go to the end of the list (lp_input_kind). */
 static int append_input(const lp_opt *opt, const char *text, lp_options *o, lp_arena *a) {
-    size_t n = *LP_OPT_COUNT(o, opt);
-    lp_input_spec spec;
+    size_t n = *LP_OPT_COUNT(o, opt), got = 1;
     if (n >= opt->max)
-        return lp_error_set(LP_ERR_INVALID, "at most %zu inputs are allowed", opt->max);
-    int rc = opt->type == LP_OPT_INPUTS ? lp_input_spec_parse(text, &spec)
-                                        : lp_input_file_spec_parse(text, &spec);
+        return lp_error_set(LP_ERR_INVALID, "at most %zu input entries are allowed", opt->max);
+    /* Parsed into room for every entry still allowed, then kept at its own size. */
+    lp_input_spec *parsed = calloc(opt->max - n, sizeof *parsed);
+    if (!parsed) return nomem();
+    int rc = LP_OK;
+    if (opt->type == LP_OPT_INPUTS) {
+        rc = lp_input_parse(text, parsed, opt->max - n, &got);
+    } else if (opt->type == LP_OPT_INPUT_FILE) {
+        rc = lp_input_file_spec_parse(text, parsed);
+    } else if (!*text || strlen(text) >= sizeof parsed->file) {
+        rc = lp_error_set(LP_ERR_INVALID, "--inputs: the file name is %s",
+                          *text ? "too long" : "empty");
+    } else {
+        parsed->kind = LP_INPUT_SAVED;
+        memcpy(parsed->file, text, strlen(text) + 1);
+    }
+    lp_input_spec *list =
+        rc ? NULL : grown(a, *LP_OPT_FIELD(o, opt, const lp_input_spec *), n, got, sizeof *list);
+    if (list) memcpy(list + n, parsed, got * sizeof *list);
+    free(parsed);
     if (rc) return rc;
-    lp_input_spec *list = grown(a, *LP_OPT_FIELD(o, opt, const lp_input_spec *), n, 1, sizeof spec);
     if (!list) return nomem();
-    list[n] = spec;
     *LP_OPT_FIELD(o, opt, const lp_input_spec *) = list;
-    *LP_OPT_COUNT(o, opt) = n + 1;
+    *LP_OPT_COUNT(o, opt) = n + got;
     return LP_OK;
 }
 
@@ -321,6 +337,7 @@ int lp_opt_parse(const lp_opt *opt, const char *subject, const char *text, lp_op
         return append_path(opt, subject, text, o, a);
     case LP_OPT_INPUTS:
     case LP_OPT_INPUT_FILE:
+    case LP_OPT_INPUT_SAVED:
         return one_line(append_input(opt, text, o, a));
     case LP_OPT_OUTPUTS:
         return append_output(opt, text, o, a);

@@ -38,6 +38,7 @@ void lp_opt_reset(const lp_opt *opt, lp_options *o) {
     case LP_OPT_PATHS:
     case LP_OPT_INPUTS:
     case LP_OPT_INPUT_FILE:
+    case LP_OPT_INPUT_SAVED:
     case LP_OPT_OUTPUTS:
         *LP_OPT_FIELD(o, opt, const void *) = NULL;
         *LP_OPT_COUNT(o, opt) = 0;
@@ -142,9 +143,19 @@ static int validate_list(const lp_opt *opt, const lp_options *o) {
     for (size_t i = 0; i < n; i++) {
         int rc = LP_OK;
         if (opt->type == LP_OPT_INPUTS) {
+            /* Entry by entry, one whole value at a time (lp_input_kind). */
             const lp_input_spec *in = &((const lp_input_spec *)list)[i];
-            if (in->ndim < 0 || in->ndim > LP_MAX_DIMS)
+            size_t used = lp_input_value_size(in, n - i);
+            if (in->kind == LP_INPUT_TENSOR && (in->ndim < 0 || in->ndim > LP_MAX_DIMS))
                 rc = lp_error_set(LP_ERR_INVALID, "input %zu: %d dimensions", i + 1, in->ndim);
+            else if (!used)
+                rc = lp_error_set(LP_ERR_INVALID,
+                                  "input entries %zu to %zu are not one whole value (a bad kind, a "
+                                  "container's n_items past the end, a dict key that is neither "
+                                  "str nor int, or saved:FILE inside a container)",
+                                  i + 1, n);
+            else
+                i += used - 1;
         } else if (opt->type == LP_OPT_OUTPUTS) {
             const lp_output_spec *out = &((const lp_output_spec *)list)[i];
             if (!lp_cfg_name_of(&lp_cfg_formats, (int)out->format))
@@ -196,9 +207,11 @@ int lp_options_validate(const lp_options *o) {
     size_t n;
     const lp_opt *all = lp_opt_all(&n);
     for (size_t i = 0; i < n; i++) {
-        /* The schedule's counts are checked together by their parent; input_file's list is
-         * inputs'. */
-        if ((all[i].flags & LP_OPTF_BY_PARENT) || all[i].type == LP_OPT_INPUT_FILE) continue;
+        /* The schedule's counts are checked together by their parent; input_file's and
+         * inputs_saved's list is inputs'. */
+        if ((all[i].flags & LP_OPTF_BY_PARENT) || all[i].type == LP_OPT_INPUT_FILE ||
+            all[i].type == LP_OPT_INPUT_SAVED)
+            continue;
         int rc = validate_row(&all[i], o);
         if (rc) return rc;
     }

@@ -189,30 +189,53 @@ static int check_input(cfg_ctx *c, const yaml_node_t *map, cfg_input *in) {
     return LP_OK;
 }
 
+/* An entry written as text: one forward argument in the --input syntax ("[3x320x320, 3x240x320]",
+ * "int:5", "saved:args.pt"); its entries go to specs[*n..]. */
+static int read_input_text(cfg_ctx *c, yaml_node_t *it, lp_input_spec *specs, size_t max,
+                           size_t *n) {
+    size_t got;
+    if (cfg_is_null(it) || cfg_has_nul(it) || it->data.scalar.length == 0)
+        return cfg_error_at(c, it->start_mark, "an input written as text cannot be empty or null");
+    int rc = lp_input_parse(cfg_scalar(it), specs + *n, max - *n, &got);
+    if (rc) return cfg_positioned(c, it->start_mark, rc);
+    *n += got;
+    return LP_OK;
+}
+
 int cfg_read_inputs(cfg_ctx *c, yaml_node_t *v, const lp_opt *opt) {
     char buf[LP_OPT_QUOTE_MAX];
     if (v->type != YAML_SEQUENCE_NODE) return cfg_wrong_value(c, v, opt, "'inputs'");
-    size_t n = cfg_seq_len(v);
-    lp_input_spec *specs = NULL;
-    if (n > opt->max)
-        return cfg_error_at(c, cfg_item(c, v, opt->max)->start_mark,
-                            "at most %zu inputs are allowed", opt->max);
-    if (n && !(specs = lp_arena_alloc(c->arena, n, sizeof *specs))) return cfg_nomem();
-    for (size_t i = 0; i < n; i++) {
+    size_t count = cfg_seq_len(v), n = 0;
+    /* Read into room for every entry allowed, then kept at its own size in the arena. */
+    lp_input_spec *all = calloc(opt->max, sizeof *all), *specs = NULL;
+    if (!all) return cfg_nomem();
+    int rc = LP_OK;
+    for (size_t i = 0; i < count && !rc; i++) {
         yaml_node_t *it = cfg_item(c, v, i);
-        if (it->type != YAML_MAPPING_NODE)
-            return cfg_error_at(c, it->start_mark,
-                                "each entry of 'inputs' must be a mapping such as "
-                                "{shape: [1, 3, 224, 224], dtype: float32}, got %s",
-                                cfg_describe(it, buf, sizeof buf));
-        cfg_input in = {0};
-        in.spec.dtype = LP_DTYPE_FLOAT32;
-        in.spec.fill = LP_FILL_RANDOM;
-        int rc = cfg_walk(c, it, "an input", input_names, COUNT(input_names), read_input_key, &in);
-        if (!rc) rc = check_input(c, it, &in);
-        if (rc) return rc;
-        specs[i] = in.spec;
+        if (n == opt->max) {
+            rc = cfg_error_at(c, it->start_mark, "at most %zu input entries are allowed",
+                              opt->max);
+        } else if (it->type == YAML_SCALAR_NODE) {
+            rc = read_input_text(c, it, all, opt->max, &n);
+        } else if (it->type != YAML_MAPPING_NODE) {
+            rc = cfg_error_at(c, it->start_mark,
+                              "each entry of 'inputs' must be a mapping such as "
+                              "{shape: [1, 3, 224, 224], dtype: float32}, or one argument as "
+                              "text such as \"[3x320x320, 3x240x320]\", got %s",
+                              cfg_describe(it, buf, sizeof buf));
+        } else {
+            cfg_input in = {0};
+            in.spec.dtype = LP_DTYPE_FLOAT32;
+            in.spec.fill = LP_FILL_RANDOM;
+            rc = cfg_walk(c, it, "an input", input_names, COUNT(input_names), read_input_key, &in);
+            if (!rc) rc = check_input(c, it, &in);
+            if (!rc) all[n++] = in.spec;
+        }
     }
+    if (!rc && n && !(specs = lp_arena_alloc(c->arena, n, sizeof *specs))) rc = cfg_nomem();
+    if (!rc && n) memcpy(specs, all, n * sizeof *specs);
+    free(all);
+    if (rc) return rc;
     *LP_OPT_FIELD(c->opts, opt, const lp_input_spec *) = specs;
     *LP_OPT_COUNT(c->opts, opt) = n;
     return LP_OK;

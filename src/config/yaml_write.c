@@ -117,7 +117,19 @@ static const char *yes_no(int b) {
     return b ? "true" : "false";
 }
 
-static void put_input(FILE *out, const lp_input_spec *in) {
+/* One forward argument, from in[0] (of n; checked whole): a tensor as a mapping, anything else as
+ * its text in the --input syntax, which the reader parses back. Returns the entries it used. */
+static size_t put_input(FILE *out, const lp_input_spec *in, size_t n) {
+    if (in->kind != LP_INPUT_TENSOR) {
+        int len = lp_input_format(in, n, NULL, 0);
+        char *text = len >= 0 ? malloc((size_t)len + 1) : NULL;
+        fputs("  - ", out);
+        if (text) lp_input_format(in, n, text, (size_t)len + 1);
+        put_string(out, text ? text : "");
+        fputc('\n', out);
+        free(text);
+        return lp_input_value_size(in, n);
+    }
     fputs("  - shape: [", out);
     for (int d = 0; d < in->ndim; d++)
         fprintf(out, d ? ", %" PRId64 : "%" PRId64, in->shape[d]);
@@ -135,6 +147,7 @@ static void put_input(FILE *out, const lp_input_spec *in) {
         put_string(out, in->file);
         fputc('\n', out);
     }
+    return 1;
 }
 
 /* What YAML cannot carry at all. Values it can carry but the reader refuses (iterations 0, an
@@ -142,6 +155,13 @@ static void put_input(FILE *out, const lp_input_spec *in) {
 static int check_input(size_t i, const lp_input_spec *in) {
     const char *name = lp_dtype_name(in->dtype);
     lp_dtype dt;
+    if (in->kind == LP_INPUT_STR || in->kind == LP_INPUT_SAVED)
+        return memchr(in->file, '\0', sizeof in->file) && valid_utf8(in->file)
+                   ? LP_OK
+                   : lp_error_set(LP_ERR_INVALID, "input %zu: the text is not valid UTF-8", i + 1);
+    if (in->kind == LP_INPUT_FLOAT && !isfinite(in->real))
+        return lp_error_set(LP_ERR_INVALID, "input %zu: the number is not finite", i + 1);
+    if (in->kind != LP_INPUT_TENSOR) return LP_OK;
     if (in->ndim < 0 || in->ndim > LP_MAX_DIMS)
         return lp_error_set(LP_ERR_INVALID, "input %zu has %d dimensions", i + 1, in->ndim);
     if (!lp_dtype_from_name(name, strlen(name), &dt) || dt != in->dtype)
@@ -191,8 +211,15 @@ static int check_row(const lp_opt *opt, const lp_options *o) {
     const void *list = *LP_OPT_FIELD(o, opt, const void *const);
     if (n && !list)
         return lp_error_set(LP_ERR_INVALID, "%s: the list has a count but no array", opt->key);
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0, value_end = 0; i < n; i++) {
         int rc = LP_OK;
+        if (opt->type == LP_OPT_INPUTS && i == value_end) { /* a value starts: is it whole? */
+            size_t used = lp_input_value_size(&((const lp_input_spec *)list)[i], n - i);
+            if (!used)
+                return lp_error_set(LP_ERR_INVALID, "input %zu does not start a whole value",
+                                    i + 1);
+            value_end = i + used;
+        }
         if (opt->type == LP_OPT_INPUTS)
             rc = check_input(i, &((const lp_input_spec *)list)[i]);
         else if (opt->type == LP_OPT_OUTPUTS)
@@ -282,8 +309,8 @@ static void put_row(FILE *out, const lp_opt *opt, const lp_options *o) {
         return;
     case LP_OPT_INPUTS:
         fputs(n ? "inputs:\n" : "inputs: []\n", out);
-        for (size_t i = 0; i < n; i++)
-            put_input(out, &(*LP_OPT_FIELD(o, opt, const lp_input_spec *const))[i]);
+        for (size_t i = 0; i < n;)
+            i += put_input(out, &(*LP_OPT_FIELD(o, opt, const lp_input_spec *const))[i], n - i);
         return;
     case LP_OPT_OUTPUTS:
         fputs(n ? "outputs:\n" : "outputs: []\n", out);

@@ -91,6 +91,11 @@ static inline void assert_str_or_null_equal(const char *a, const char *b) {
 }
 
 static inline void assert_inputs_equal(const lp_input_spec *a, const lp_input_spec *b) {
+    assert_int_equal(a->kind, b->kind);
+    assert_int_equal(a->integer, b->integer);
+    assert_true(a->real == b->real);
+    assert_int_equal(a->n_items, b->n_items);
+    if (a->kind == LP_INPUT_STR || a->kind == LP_INPUT_SAVED) assert_string_equal(a->file, b->file);
     assert_int_equal(a->ndim, b->ndim);
     for (int d = 0; d < a->ndim; d++)
         assert_int_equal(a->shape[d], b->shape[d]);

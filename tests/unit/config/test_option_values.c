@@ -207,9 +207,23 @@ static void paths_inputs_and_outputs_append(void **state) {
                   "input '1x?2': bad shape: expected a dimension at '?2' (e.g. 1x3x224x224)");
     for (int i = 2; i < LP_MAX_INPUTS; i++)
         parse_ok("inputs", "1");
-    parse_refused("inputs", "1", "at most 16 inputs are allowed");
-    parse_refused("input_file", "a.bin:1", "at most 16 inputs are allowed");
+    parse_refused("inputs", "1", "at most 64 input entries are allowed");
+    parse_refused("input_file", "a.bin:1", "at most 64 input entries are allowed");
+    parse_refused("inputs_saved", "a.pt", "at most 64 input entries are allowed");
     assert_int_equal(opts.n_inputs, LP_MAX_INPUTS);
+    /* A structured argument takes one entry per item and container, all or nothing. */
+    opts.n_inputs = LP_MAX_INPUTS - 3;
+    parse_refused("inputs", "[1, 2, 3]", "input '[1, 2, 3]': more than 3 entries (LP_MAX_INPUTS)");
+    assert_int_equal(opts.n_inputs, LP_MAX_INPUTS - 3);
+    parse_ok("inputs", "[1, int:2]");
+    assert_int_equal(opts.n_inputs, LP_MAX_INPUTS);
+    assert_int_equal(opts.inputs[LP_MAX_INPUTS - 3].kind, LP_INPUT_LIST);
+    assert_int_equal(opts.inputs[LP_MAX_INPUTS - 1].kind, LP_INPUT_INT);
+    opts.n_inputs = 0;
+    parse_ok("inputs_saved", "dir/args.pt");
+    assert_int_equal(opts.inputs[0].kind, LP_INPUT_SAVED);
+    assert_string_equal(opts.inputs[0].file, "dir/args.pt");
+    parse_refused("inputs_saved", "", "--inputs: the file name is empty");
 
     parse_ok("outputs", "json");
     parse_ok("outputs", "md:reports/a:b.md"); /* the file may hold ':' */

@@ -190,11 +190,16 @@ static void test_counts_without_arrays_are_invalid(void **state) {
     memset(inputs, 0, sizeof inputs);
     o.inputs = inputs;
     o.n_inputs = LP_MAX_INPUTS + 1;
-    ASSERT_INVALID(&o, "at most 16 inputs, not 17");
+    ASSERT_INVALID(&o, "at most 64 inputs, not 65");
     o.n_inputs = 2;
     inputs[1].ndim = LP_MAX_DIMS + 1;
     ASSERT_INVALID(&o, "input 2: 9 dimensions");
     inputs[1].ndim = 1;
+    assert_int_equal(lp_options_validate(&o), LP_OK);
+    inputs[0].kind = LP_INPUT_TUPLE; /* a tuple of two items, with one left to hold them */
+    inputs[0].n_items = 2;
+    ASSERT_INVALID(&o, "input entries 1 to 2 are not one whole value");
+    inputs[0].n_items = 1;
     assert_int_equal(lp_options_validate(&o), LP_OK);
 
     o = valid_options();

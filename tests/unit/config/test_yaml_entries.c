@@ -37,10 +37,35 @@ static void unknown_dtype_suggests_a_dtype(void **state) {
 
 static void too_many_inputs_points_at_the_first_extra(void **state) {
     (void)state;
-    char yaml[1024] = "inputs:\n";
+    char yaml[2048] = "inputs:\n";
     for (int i = 0; i < LP_MAX_INPUTS + 1; i++)
         strcat(yaml, "  - {shape: [1]}\n");
-    expect_error(yaml, "18:5", "at most 16 inputs are allowed");
+    expect_error(yaml, "66:5", "at most 64 input entries are allowed");
+}
+
+static void inputs_written_as_text_are_structured_arguments(void **state) {
+    (void)state;
+    lp_config *cfg = parse_ok("inputs:\n"
+                              "  - \"[3x320x320, 3x240x320]\"\n"
+                              "  - {shape: [2], dtype: int64, range: [0, 9]}\n"
+                              "  - int:5\n"
+                              "  - saved:args.pt\n");
+    const lp_options *o = lp_config_options(cfg);
+    assert_int_equal(o->n_inputs, 6);
+    assert_int_equal(o->inputs[0].kind, LP_INPUT_LIST);
+    assert_int_equal(o->inputs[0].n_items, 2);
+    assert_int_equal(o->inputs[2].shape[1], 240);
+    assert_int_equal(o->inputs[3].kind, LP_INPUT_TENSOR);
+    assert_int_equal(o->inputs[3].dtype, LP_DTYPE_INT64);
+    assert_int_equal(o->inputs[4].kind, LP_INPUT_INT);
+    assert_int_equal(o->inputs[4].integer, 5);
+    assert_int_equal(o->inputs[5].kind, LP_INPUT_SAVED);
+    assert_string_equal(o->inputs[5].file, "args.pt");
+    lp_config_free(cfg);
+    expect_error("inputs:\n  - 1x3\n  - \"[1x3, int:x]\"\n", "3:5",
+                 "input '[1x3, int:x]': bad integer 'int:x'");
+    expect_error("inputs:\n  - ''\n", "2:5", "an input written as text cannot be empty");
+    expect_error("inputs:\n  - [1x3]\n", "2:5", "or one argument as text");
 }
 
 static void schedule_as_a_mapping_or_a_string_and_summary(void **state) {
@@ -142,6 +167,7 @@ int main(void) {
         cmocka_unit_test(shape_with_a_letter_points_at_the_dimension),
         cmocka_unit_test(unknown_dtype_suggests_a_dtype),
         cmocka_unit_test(too_many_inputs_points_at_the_first_extra),
+        cmocka_unit_test(inputs_written_as_text_are_structured_arguments),
         cmocka_unit_test(schedule_as_a_mapping_or_a_string_and_summary),
         cmocka_unit_test(schedule_and_summary_errors_are_positioned),
     };

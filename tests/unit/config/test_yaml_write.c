@@ -105,6 +105,33 @@ static void awkward_strings_and_numbers_round_trip(void **state) {
     check_round_trip(&o);
 }
 
+static void structured_inputs_round_trip_as_text(void **state) {
+    (void)state;
+    lp_input_spec inputs[16];
+    size_t n = 0, got;
+    const char *args[] = {"[3x320x320, 3x240x320:float16:ones]", "2x2",
+                          "({boxes: 4x4, int:3: str:a: b}, float:0.1, bool:false, none)",
+                          "saved:dir/a \"b\".pt"};
+    for (size_t i = 0; i < sizeof args / sizeof *args; i++) {
+        assert_int_equal(lp_input_parse(args[i], inputs + n, 16 - n, &got), LP_OK);
+        n += got;
+    }
+    lp_options o;
+    lp_options_init(&o);
+    o.inputs = inputs;
+    o.n_inputs = n;
+    char *text = write_yaml(&o);
+    assert_non_null(strstr(text, "\n  - \"[3x320x320:float32, 3x240x320:float16:ones]\"\n"
+                                 "  - shape: [2, 2]\n"));
+    free(text);
+    check_round_trip(&o);
+    inputs[0].n_items = 99; /* not one whole value */
+    FILE *f = tmpfile();
+    assert_int_equal(lp_options_write_yaml(&o, f), LP_ERR_INVALID);
+    assert_non_null(strstr(lp_error_last(), "input 1 does not start a whole value"));
+    fclose(f);
+}
+
 static void schedule_and_summary_round_trip(void **state) {
     (void)state;
     lp_options o;
@@ -162,6 +189,7 @@ int main(void) {
         cmocka_unit_test(full_fixture_round_trips),
         cmocka_unit_test(defaults_round_trip_and_every_key_is_written),
         cmocka_unit_test(awkward_strings_and_numbers_round_trip),
+        cmocka_unit_test(structured_inputs_round_trip_as_text),
         cmocka_unit_test(schedule_and_summary_round_trip),
         cmocka_unit_test(write_refuses_what_yaml_cannot_carry),
     };
