@@ -287,7 +287,7 @@ MODELS.update({name: (builder, spec) for name, (builder, spec, _) in PATTERNS.it
 TRACED = {name for name, (_, _, how) in PATTERNS.items() if how == "trace"}
 
 # ---------------------------------------------------------------------------------------------
-# Input specs (layerprof syntax: SHAPE[:DTYPE][:FILL])
+# Input specs (layerprof syntax: SHAPE[:DTYPE][:FILL], and structured arguments)
 # ---------------------------------------------------------------------------------------------
 
 DTYPES = {"float32": torch.float32, "float64": torch.float64, "float16": torch.float16,
@@ -295,7 +295,52 @@ DTYPES = {"float32": torch.float32, "float64": torch.float64, "float16": torch.f
           "int16": torch.int16, "int8": torch.int8, "uint8": torch.uint8, "bool": torch.bool}
 
 
-def make_input(line: str, gen: torch.Generator) -> Tensor:
+def make_input(line: str, gen: torch.Generator):
+    """One forward argument from its --input text: a tensor spec, or the structured syntax
+    (lists, tuples, dicts, int:/float:/bool:/str: scalars, none) that layerprof parses."""
+    value, rest = parse_value(line.strip(), gen, top=True)
+    if rest.strip():
+        raise ValueError(f"unexpected {rest!r} in {line!r}")
+    return value
+
+
+def parse_value(text: str, gen: torch.Generator, top: bool = False):
+    """(value, rest of text): the grammar of layerprof's src/config/input_parse.c."""
+    text = text.lstrip()
+    closers = {"[": "]", "(": ")", "{": "}"}
+    if text[:1] in closers:
+        close, items, keys = closers[text[0]], [], []
+        text = text[1:].lstrip()
+        while not text.startswith(close):
+            if close == "}":
+                key, text = text.split(":", 1) if not text.startswith("int:") else \
+                    ("int:" + text[4:].split(":", 1)[0], text[4:].split(":", 1)[1])
+                keys.append(int(key[4:]) if key.startswith("int:") else key.strip())
+            item, text = parse_value(text, gen)
+            items.append(item)
+            text = text.lstrip()
+            if text.startswith(","):
+                text = text[1:].lstrip()
+        text = text[1:]
+        if close == "]":
+            return items, text
+        if close == ")":
+            return tuple(items), text
+        return dict(zip(keys, items)), text
+    end = len(text) if top else min([i for i in (text.find(c) for c in ",)]}") if i >= 0],
+                                    default=len(text))
+    atom, rest = text[:end].strip(), text[end:]
+    if atom == "none":
+        return None, rest
+    for prefix, kind in (("int:", int), ("float:", float), ("str:", str)):
+        if atom.startswith(prefix):
+            return kind(atom[len(prefix):]), rest
+    if atom.startswith("bool:"):
+        return atom == "bool:true", rest
+    return make_tensor(atom, gen), rest
+
+
+def make_tensor(line: str, gen: torch.Generator) -> Tensor:
     parts = line.strip().split(":")
     shape = [int(s) for s in parts[0].split("x")]
     dtype, fill = torch.float32, "random"
@@ -433,10 +478,14 @@ def export_one(name: str, out: str) -> dict:
     with torch.no_grad():
         for _ in range(2):  # optimizer on: first runs are the profiling executor's
             out_s = loaded(*inputs)
-    # atol scaled: untrained mobilenet_v2's logits are ~1e-9
-    if not torch.allclose(out_s, eager_out, rtol=1e-4, atol=1e-5 * eager_out.abs().max().item()):
-        errors.append(f"scripted output differs from eager: max abs diff "
-                      f"{(out_s - eager_out).abs().max().item()}")
+    # A dict output (pat_structured) is compared value by value.
+    pairs = ([(out_s[k], eager_out[k]) for k in eager_out] if isinstance(eager_out, dict)
+             else [(out_s, eager_out)])
+    for got, want in pairs:
+        # atol scaled: untrained mobilenet_v2's logits are ~1e-9
+        if not torch.allclose(got, want, rtol=1e-4, atol=1e-5 * want.abs().max().item()):
+            errors.append(f"scripted output differs from eager: max abs diff "
+                          f"{(got - want).abs().max().item()}")
     if errors:
         raise SystemExit(f"ERROR {name}:\n  " + "\n  ".join(errors))
 

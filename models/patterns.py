@@ -5,10 +5,11 @@ eager forward-hook call counts: every mode that claims exact calls must reproduc
 from real models: torchvision's FPN (two ModuleLists indexed through helper methods),
 torchaudio's emformer (a list comprehension calling a module), tacotron2 (a module whose one op
 the caller's optimizer can merge), DenseNet (a loop over a ModuleDict-like list) and detection
-heads (a module shared by two parents).
+heads (a module shared by two parents). pat_structured takes the argument kinds detection and
+NLP models take (List[Tensor], tuples, dicts, scalars, strings, Optional) and returns a dict.
 """
 
-from typing import List
+from typing import Dict, List, Optional, Tuple
 
 import torch
 import torch.nn as nn
@@ -184,6 +185,36 @@ class CustomOp(nn.Module):
         return torch.ops.torchvision.roi_align(self.conv(x), boxes, 1.0, 2, 2, -1, False)
 
 
+class Structured(nn.Module):
+    """A list of images of different sizes (as torchvision's detection models take), a tuple
+    holding a loop count, a dict, scalars, a string, an optional tensor; a dict comes out."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Conv2d(3, 4, 3, padding=1)
+        self.mix = nn.Linear(8, 4)
+        self.head = nn.Linear(4, 2)
+
+    def forward(self, images: List[Tensor], pair: Tuple[Tensor, int], extra: Dict[str, Tensor],
+                scale: float, flag: bool, mode: str,
+                bias: Optional[Tensor]) -> Dict[str, Tensor]:
+        feats = [self.stem(im.unsqueeze(0)).mean(dim=[2, 3]) for im in images]
+        x = torch.cat(feats, 0) * scale
+        t, repeats = pair
+        for _ in range(repeats):
+            x = x + self.mix(t)
+        if flag:
+            x = x + extra["shift"]
+        if bias is not None:
+            x = x + bias
+        if mode == "double":
+            x = x * 2
+        out: Dict[str, Tensor] = {}
+        out["scores"] = self.head(x)
+        out["features"] = x
+        return out
+
+
 # name -> (builder, default input spec lines, export method)
 PATTERNS = {
     "pat_loops": (Loops, ["2x32:float32:random"], "script"),
@@ -193,4 +224,6 @@ PATTERNS = {
     "pat_traced": (Traced, ["2x16:float32:random"], "trace"),
     "pat_state": (State, ["2x16:float32:random"], "script"),
     "pat_customop": (CustomOp, ["1x3x8x8:float32:random"], "script"),
+    "pat_structured": (Structured, ["[3x8x8, 3x6x10]", "(2x8, int:2)", "{shift: 2x4}",
+                                    "float:0.5", "bool:true", "str:double", "none"], "script"),
 }

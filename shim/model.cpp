@@ -1,4 +1,5 @@
-// model.cpp: loading a TorchScript file, listing its modules, making inputs, running forward.
+// model.cpp: loading a TorchScript file, listing its modules, running forward (inputs.cpp makes
+// its arguments).
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/Parallel.h>
 #include <c10/core/InferenceMode.h>
@@ -238,110 +239,6 @@ const char *lps_model_default_inputs(const lps_model *m) noexcept {
     return m && m->has_default_inputs ? m->default_inputs.c_str() : nullptr;
 }
 
-static c10::ScalarType scalar_type(lp_dtype d) {
-    switch (d) {
-    case LP_DTYPE_FLOAT64:
-        return c10::kDouble;
-    case LP_DTYPE_FLOAT16:
-        return c10::kHalf;
-    case LP_DTYPE_BFLOAT16:
-        return c10::kBFloat16;
-    case LP_DTYPE_INT64:
-        return c10::kLong;
-    case LP_DTYPE_INT32:
-        return c10::kInt;
-    case LP_DTYPE_INT16:
-        return c10::kShort;
-    case LP_DTYPE_INT8:
-        return c10::kChar;
-    case LP_DTYPE_UINT8:
-        return c10::kByte;
-    case LP_DTYPE_BOOL:
-        return c10::kBool;
-    case LP_DTYPE_FLOAT32:
-    default:
-        return c10::kFloat;
-    }
-}
-
-static bool is_integer(lp_dtype d) {
-    return d == LP_DTYPE_INT64 || d == LP_DTYPE_INT32 || d == LP_DTYPE_INT16 ||
-           d == LP_DTYPE_INT8 || d == LP_DTYPE_UINT8 || d == LP_DTYPE_BOOL;
-}
-
-static int make_tensor(const lp_input_spec &s, at::Generator &gen, const c10::Device &dev,
-                       at::Tensor *out) {
-    std::vector<int64_t> shape(s.shape, s.shape + s.ndim);
-    auto type = scalar_type(s.dtype);
-    at::Tensor t;
-    switch (s.fill) {
-    case LP_FILL_ZEROS:
-        t = at::zeros(shape, at::TensorOptions().dtype(type));
-        break;
-    case LP_FILL_ONES:
-        t = at::ones(shape, at::TensorOptions().dtype(type));
-        break;
-    case LP_FILL_FILE: {
-        std::ifstream f(s.file, std::ios::binary | std::ios::ate);
-        if (!f)
-            return lp_error_set(LP_ERR_IO, "cannot open input file '%s': %s", s.file,
-                                strerror(errno));
-        int64_t have = (int64_t)f.tellg();
-        t = at::empty(shape, at::TensorOptions().dtype(type));
-        int64_t need = (int64_t)t.nbytes();
-        if (have != need)
-            return lp_error_set(LP_ERR_INVALID,
-                                "input file '%s' has %lld bytes; shape %s of %s needs %lld", s.file,
-                                (long long)have, c10::str(t.sizes()).c_str(),
-                                lp_dtype_name(s.dtype), (long long)need);
-        f.seekg(0);
-        if (!f.read(static_cast<char *>(t.data_ptr()), need))
-            return lp_error_set(LP_ERR_IO, "cannot read input file '%s'", s.file);
-        break;
-    }
-    case LP_FILL_RANDOM:
-    default:
-        if (is_integer(s.dtype)) {
-            double lo = s.has_range ? s.low : 0, hi = s.has_range ? s.high : 2;
-            t = at::randint((int64_t)lo, (int64_t)hi, shape, gen,
-                            at::TensorOptions().dtype(c10::kLong))
-                    .to(type);
-        } else {
-            t = at::rand(shape, gen, at::TensorOptions().dtype(c10::kFloat));
-            if (s.has_range) t = t * (s.high - s.low) + s.low;
-            t = t.to(type);
-        }
-    }
-    *out = t.to(dev);
-    return LP_OK;
-}
-
-int lps_inputs_create(lps_model *m, const lp_input_spec *specs, size_t n, uint64_t seed,
-                      lps_inputs **out) noexcept {
-    if (!m || (!specs && n) || !out)
-        return lp_error_set(LP_ERR_INVALID, "lps_inputs_create: NULL argument");
-    *out = nullptr;
-    return lps::guard([&]() -> int {
-        auto in = std::make_unique<lps_inputs>();
-        at::Generator gen = at::detail::createCPUGenerator(seed);
-        for (size_t i = 0; i < n; i++) {
-            at::Tensor t;
-            int rc = make_tensor(specs[i], gen, m->device, &t);
-            if (rc) return rc;
-            in->values.emplace_back(std::move(t));
-        }
-        *out = in.release();
-        return LP_OK;
-    });
-}
-
-void lps_inputs_free(lps_inputs *in) noexcept {
-    try {
-        delete in;
-    } catch (...) {
-    }
-}
-
 // torch.jit.fork tasks, and the rest of a function after a torch.jit.wait that had to wait, are
 // normally handed to libtorch's inter-op pool. There (1) the executor mode is that thread's own
 // (setGraphExecutorOptimize is thread-local), so the hooks mode got optimised, inlined graphs for
@@ -376,6 +273,8 @@ static c10::IValue run_forward(lps_model *m, lps_inputs *in) {
         // Inputs that do not fit: say what TorchScript expected and the whole signature, on one
         // line, so the user sees which --input to change.
         std::string_view said = lps::condense(e.what());
+        size_t own = said.find(". Declaration:"); // some messages show it: once is enough
+        if (own != std::string_view::npos) said = said.substr(0, own);
         if (!said.empty() && said.back() == '.') said.remove_suffix(1);
         std::ostringstream why;
         why << said << "; the model's forward is " << fn.getSchema();
@@ -457,31 +356,10 @@ static void append_bytes(const c10::IValue &v, std::vector<char> &buf) {
     } else if (v.isList()) {
         for (const auto &e : v.toListRef())
             append_bytes(e, buf);
+    } else if (v.isGenericDict()) { // in insertion order, as the model built it
+        for (const auto &kv : v.toGenericDict())
+            append_bytes(kv.value(), buf);
     }
-}
-
-int lps_inputs_set(lps_inputs *in, size_t index, const void *data, size_t bytes) noexcept {
-    if (!in || (!data && bytes))
-        return lp_error_set(LP_ERR_INVALID, "lps_inputs_set: NULL argument");
-    return lps::guard([&]() -> int {
-        if (index >= in->values.size())
-            return lp_error_set(LP_ERR_INVALID, "input %zu does not exist (the model takes %zu)",
-                                index, in->values.size());
-        if (!in->values[index].isTensor())
-            return lp_error_set(LP_ERR_INVALID, "input %zu is not a tensor", index);
-        at::Tensor t = in->values[index].toTensor();
-        if ((size_t)t.nbytes() != bytes)
-            return lp_error_set(LP_ERR_INVALID, "input %zu holds %zu bytes (%s), not the %zu given",
-                                index, (size_t)t.nbytes(), c10::toString(t.scalar_type()), bytes);
-        c10::InferenceMode guard; // the inputs are inference tensors: updated in that mode only
-        if (t.is_cpu() && t.is_contiguous()) {
-            if (bytes) memcpy(t.data_ptr(), data, bytes);
-        } else {
-            t.copy_(
-                at::from_blob(const_cast<void *>(data), t.sizes(), t.options().device(at::kCPU)));
-        }
-        return LP_OK;
-    });
 }
 
 int lps_forward_output(lps_model *m, lps_inputs *in, void **bytes, size_t *size) noexcept {

@@ -71,7 +71,8 @@ struct lps_model {
 };
 
 struct lps_inputs {
-    std::vector<c10::IValue> values;
+    std::vector<c10::IValue> values; // the forward's arguments, after self
+    std::vector<at::Tensor> tensors; // by entry of lp_options.inputs: its tensor, or undefined
 };
 
 namespace lps {

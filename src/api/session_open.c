@@ -99,7 +99,8 @@ static int check_writable(const char *file) {
     return ok ? LP_OK : lp_error_set(LP_ERR_IO, "cannot write '%s': %s", file, strerror(err));
 }
 
-/* The model's recorded inputs ("layerprof.inputs": one spec per line) when none were given. */
+/* The model's recorded inputs ("layerprof.inputs": one argument per line, in the --input syntax)
+ * when none were given. */
 static int default_inputs(lp_session *s) {
     const char *text = lps_model_default_inputs(s->model);
     if (!text)
@@ -116,9 +117,11 @@ static int default_inputs(lp_session *s) {
                 return lp_error_set(LP_ERR_MODEL, "'%s': bad recorded inputs", s->model_path);
             memcpy(line, text, len);
             line[len] = '\0';
-            int rc = lp_input_spec_parse(line, &s->inputs[s->n_inputs]);
+            size_t got;
+            int rc = lp_input_parse(line, &s->inputs[s->n_inputs], LP_MAX_INPUTS - s->n_inputs,
+                                    &got);
             if (rc) return rc;
-            s->n_inputs++;
+            s->n_inputs += got;
         }
         text += len + (nl ? 1 : 0);
     }

@@ -49,13 +49,31 @@ static int render_trace_with_regions(lp_session *s, const json_t *run, FILE *out
     return rc;
 }
 
-static int render_export(lp_session *s, lp_format format, const lp_render_opts *ro, FILE *out) {
-    char inputs[LP_MAX_INPUTS][LP_PATH_MAX + 64];
-    const char *input_ptrs[LP_MAX_INPUTS];
-    for (size_t i = 0; i < s->n_inputs; i++) {
-        lp_input_spec_format(&s->inputs[i], inputs[i], sizeof inputs[i]);
-        input_ptrs[i] = inputs[i];
+/* The forward's arguments as text, one string per argument (a structured one spans several
+ * entries). Releases with free_argument_texts. */
+static size_t argument_texts(const lp_session *s, char **texts) {
+    size_t n = 0;
+    for (size_t i = 0; i < s->n_inputs; n++) {
+        size_t used = lp_input_value_size(&s->inputs[i], s->n_inputs - i);
+        int len = used ? lp_input_format(&s->inputs[i], used, NULL, 0) : -1;
+        texts[n] = len >= 0 ? malloc((size_t)len + 1) : NULL;
+        if (texts[n]) lp_input_format(&s->inputs[i], used, texts[n], (size_t)len + 1);
+        i += used ? used : 1;
     }
+    return n;
+}
+
+static void free_argument_texts(char **texts, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        free(texts[i]);
+}
+
+static int render_export(lp_session *s, lp_format format, const lp_render_opts *ro, FILE *out) {
+    char *inputs[LP_MAX_INPUTS];
+    size_t n_inputs = argument_texts(s, inputs);
+    const char *input_ptrs[LP_MAX_INPUTS];
+    for (size_t i = 0; i < n_inputs; i++)
+        input_ptrs[i] = inputs[i] ? inputs[i] : "?";
     lp_collector_stats st;
     lp_collector_get_stats(s->collector, &st);
     lp_run_meta m = {.model = s->model_path,
@@ -74,13 +92,14 @@ static int render_export(lp_session *s, lp_format format, const lp_render_opts *
                      .trace = lp_collector_timeline(s->collector)->recorded,
                      .trace_iterations = session_trace_cap(s),
                      .inputs = input_ptrs,
-                     .n_inputs = s->n_inputs,
+                     .n_inputs = n_inputs,
                      .paths = s->opts.paths,
                      .n_paths = s->opts.n_paths,
                      .notes = ro->notes,
                      .n_notes = ro->n_notes,
                      .dropped_events = st.dropped + st.unbalanced};
     json_t *run = lp_export_run(&m);
+    free_argument_texts(inputs, n_inputs);
     if (!run) return lp_error_set(LP_ERR_NOMEM, "out of memory describing the run");
     int rc = format == LP_FORMAT_TRACE /* spans name module nodes: the module tree's */
                  ? render_trace_with_regions(s, run, out)

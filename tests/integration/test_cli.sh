@@ -374,6 +374,57 @@ expect_error "wrong input shape" 1 "channels" -- \
 expect_error "wrong input dtype" 1 "(scalar type|dtype).*(Long|Float)|(Long|Float).*(Long|Float)" -- \
     "$RESNET" --input 1x3x224x224:int64:0..10 --warmup 0 --iterations 1
 
+# ---- structured arguments: List[Tensor], tuples, dicts, scalars, none, torch.save files ----------
+STRUCT=$MODELS/pat_structured.pt
+STRUCT_ARGS=(--input "[3x8x8]" --input "(2x8, int:3)" --input "{shift: 2x4}" --input float:1
+             --input bool:false --input "str:x" --input 2x4)
+# mix runs once per the tuple's int: 3 calls, where the recorded inputs give 2.
+checks=$((checks + 1))
+run -- "$STRUCT" "${STRUCT_ARGS[@]}" --mode hooks "${FAST[@]}"
+if [ "$rc" -eq 0 ] && grep -Eq "stem +\|.*\| 1\$" "$OUT" && grep -Eq "mix +\|.*\| 3\$" "$OUT"; then
+    ok "structured --input arguments reach forward (stem 1 call, mix 3)"
+else
+    fail "structured --input arguments"; show; cat "$OUT"
+fi
+expect_error "a list whose items are not all tensors" 1 \
+    "argument 'images'.*; the model's forward is forward\\(.*Tensor\\[\\] images" -- \
+    "$STRUCT" --input "[3x8x8, int:2]" "${STRUCT_ARGS[@]:2}" "${FAST[@]}"
+expect_error "an unclosed list" 2 "input '\\[3x8x8, 3x6x6': '\\]' is missing at the end" -- \
+    "$STRUCT" --input "[3x8x8, 3x6x6"
+expect_error "an unknown value" 2 "unknown value 'tensor'.*int:N, float:X" -- \
+    "$STRUCT" --input "(tensor, 1x2)"
+expect_error "--inputs of a missing file" 1 "cannot open saved inputs .*nosuch\\.pt" -- \
+    "$STRUCT" --inputs "$TMP/nosuch.pt"
+printf 'not a zip' >"$TMP/notsaved.pt"
+expect_error "--inputs of a file torch.save did not write" 1 \
+    "notsaved\\.pt' is not a file torch.save wrote" -- "$STRUCT" --inputs "$TMP/notsaved.pt"
+if /usr/bin/python3 -c 'import torch' 2>/dev/null; then
+    /usr/bin/python3 - "$TMP/args.pt" <<'PY'
+import sys, torch
+# Two dict entries: libtorch 1.13's unpickler lacks SETITEM, which a one-entry dict uses.
+torch.save(([torch.rand(3, 8, 8), torch.rand(3, 6, 10)], (torch.rand(2, 8), 4),
+            {"shift": torch.rand(2, 4), "unused": torch.rand(1)}, 0.5, True, "double", None),
+           sys.argv[1])
+PY
+    checks=$((checks + 1))
+    run -- "$STRUCT" --inputs "$TMP/args.pt" --mode hooks --format json --output "$TMP/saved.json" \
+        "${FAST[@]}"
+    if [ "$rc" -eq 0 ] && python3 - "$TMP/saved.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+calls = {m["path"]: m["calls"] for m in d["modules"]}  # over all iterations
+assert calls["stem"] == 2 * calls[""] and calls["mix"] == 4 * calls[""], calls  # 2 images; 4
+assert d["run"]["options"]["inputs"] == ["saved:" + sys.argv[1].replace("saved.json", "args.pt")]
+PY
+    then
+        ok "--inputs FILE.pt: torch.save's tuple is the argument list (mix 4 calls)"
+    else
+        fail "--inputs FILE.pt"; show
+    fi
+else
+    echo "note: skipped --inputs FILE.pt: /usr/bin/python3 has no torch to write the file"
+fi
+
 # ---- bad options (exit 2: usage) ------------------------------------------------------------------
 expect_error "--iterations 0" 2 "iterations" -- "$NESTED" --iterations 0
 expect_error "--iterations -1" 2 "iterations" -- "$NESTED" --iterations -1

@@ -39,11 +39,12 @@ static lps_inputs *inputs_for(lps_model *m, const char *model) {
     size_t n = 0;
     char line[512];
     while (*text && n < LP_MAX_INPUTS) {
-        size_t len = strcspn(text, "\n");
+        size_t len = strcspn(text, "\n"), got;
         if (len && len < sizeof line) {
             memcpy(line, text, len);
             line[len] = '\0';
-            must(lp_input_spec_parse(line, &specs[n++]), "input spec", model);
+            must(lp_input_parse(line, &specs[n], LP_MAX_INPUTS - n, &got), "input", model);
+            n += got;
         }
         text += len + (text[len] == '\n');
     }
@@ -105,7 +106,7 @@ static void check_model(void **state) {
 #define MODELS(X)                                                                                  \
     X(nested)                                                                                      \
     X(resnet18) X(mobilenet_v2) X(transformer) X(lstm_cell) X(forked) X(pat_loops) X(pat_branches) \
-        X(pat_lists) X(pat_shared) X(pat_traced) X(pat_state)
+        X(pat_lists) X(pat_shared) X(pat_traced) X(pat_state) X(pat_structured)
 #define TEST(name) {#name, check_model, NULL, NULL, (void *)#name},
 
 int main(void) {

@@ -274,7 +274,7 @@ static void run_twice(void **state) {
     X(resnet18)                                                                                    \
     X(alexnet)                                                                                     \
     X(mobilenet_v2) X(transformer) X(lstm_cell) X(forked) X(pat_loops) X(pat_branches)             \
-        X(pat_lists) X(pat_shared) X(pat_traced) X(pat_state)
+        X(pat_lists) X(pat_shared) X(pat_traced) X(pat_state) X(pat_structured)
 
 #define DEF_CASES(name)                                                                            \
     static model_case name##_hooks = {#name, LP_MODE_HOOKS};                                       \

@@ -1,0 +1,382 @@
+// inputs.cpp: the forward's arguments, made from the entries of lp_options.inputs: tensors
+// (random, constant or read from raw data), scalars, none, lists, tuples and dicts nested as the
+// entries say (lp_input_kind), and the arguments a torch.save file holds.
+#include <ATen/CPUGeneratorImpl.h>
+#include <c10/core/InferenceMode.h>
+#include <torch/csrc/jit/serialization/pickle.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+
+#include "shim_internal.hpp"
+
+namespace {
+
+c10::ScalarType scalar_type(lp_dtype d) {
+    switch (d) {
+    case LP_DTYPE_FLOAT64:
+        return c10::kDouble;
+    case LP_DTYPE_FLOAT16:
+        return c10::kHalf;
+    case LP_DTYPE_BFLOAT16:
+        return c10::kBFloat16;
+    case LP_DTYPE_INT64:
+        return c10::kLong;
+    case LP_DTYPE_INT32:
+        return c10::kInt;
+    case LP_DTYPE_INT16:
+        return c10::kShort;
+    case LP_DTYPE_INT8:
+        return c10::kChar;
+    case LP_DTYPE_UINT8:
+        return c10::kByte;
+    case LP_DTYPE_BOOL:
+        return c10::kBool;
+    case LP_DTYPE_FLOAT32:
+    default:
+        return c10::kFloat;
+    }
+}
+
+bool is_integer(lp_dtype d) {
+    return d == LP_DTYPE_INT64 || d == LP_DTYPE_INT32 || d == LP_DTYPE_INT16 ||
+           d == LP_DTYPE_INT8 || d == LP_DTYPE_UINT8 || d == LP_DTYPE_BOOL;
+}
+
+int make_tensor(const lp_input_spec &s, at::Generator &gen, const c10::Device &dev,
+                       at::Tensor *out) {
+    std::vector<int64_t> shape(s.shape, s.shape + s.ndim);
+    auto type = scalar_type(s.dtype);
+    at::Tensor t;
+    switch (s.fill) {
+    case LP_FILL_ZEROS:
+        t = at::zeros(shape, at::TensorOptions().dtype(type));
+        break;
+    case LP_FILL_ONES:
+        t = at::ones(shape, at::TensorOptions().dtype(type));
+        break;
+    case LP_FILL_FILE: {
+        std::ifstream f(s.file, std::ios::binary | std::ios::ate);
+        if (!f)
+            return lp_error_set(LP_ERR_IO, "cannot open input file '%s': %s", s.file,
+                                strerror(errno));
+        int64_t have = (int64_t)f.tellg();
+        t = at::empty(shape, at::TensorOptions().dtype(type));
+        int64_t need = (int64_t)t.nbytes();
+        if (have != need)
+            return lp_error_set(LP_ERR_INVALID,
+                                "input file '%s' has %lld bytes; shape %s of %s needs %lld", s.file,
+                                (long long)have, c10::str(t.sizes()).c_str(),
+                                lp_dtype_name(s.dtype), (long long)need);
+        f.seekg(0);
+        if (!f.read(static_cast<char *>(t.data_ptr()), need))
+            return lp_error_set(LP_ERR_IO, "cannot read input file '%s'", s.file);
+        break;
+    }
+    case LP_FILL_RANDOM:
+    default:
+        if (is_integer(s.dtype)) {
+            double lo = s.has_range ? s.low : 0, hi = s.has_range ? s.high : 2;
+            t = at::randint((int64_t)lo, (int64_t)hi, shape, gen,
+                            at::TensorOptions().dtype(c10::kLong))
+                    .to(type);
+        } else {
+            t = at::rand(shape, gen, at::TensorOptions().dtype(c10::kFloat));
+            if (s.has_range) t = t * (s.high - s.low) + s.low;
+            t = t.to(type);
+        }
+    }
+    *out = t.to(dev);
+    return LP_OK;
+}
+
+
+// The type to give a container built from items of these types: the one the forward declares
+// when every item fits it (an empty list or a List[Tensor] argument), else what the items have in
+// common, else Any (the schema check then says what is wrong, with the forward's signature).
+c10::TypePtr plain_type(const c10::IValue &v) {
+    if (v.isTensor()) return c10::TensorType::get();
+    return v.type();
+}
+
+c10::TypePtr common_type(const std::vector<c10::TypePtr> &items, const c10::TypePtr &declared) {
+    bool fits = declared != nullptr;
+    for (const auto &t : items)
+        fits = fits && t->isSubtypeOf(*declared);
+    if (fits) return declared;
+    if (items.empty()) return c10::AnyType::get();
+    c10::TypePtr unified = items[0];
+    for (size_t i = 1; i < items.size() && unified; i++) {
+        auto u = c10::unifyTypes(unified, items[i]);
+        unified = u ? *u : nullptr;
+    }
+    return unified ? unified : c10::AnyType::get();
+}
+
+c10::TypePtr without_optional(const c10::TypePtr &t) {
+    if (t)
+        if (auto o = t->cast<c10::OptionalType>()) return o->getElementType();
+    return t;
+}
+
+// A value torch.save wrote, on the device, its containers typed as the forward declares them:
+// an unpickled list is a List[Any], which a List[Tensor] argument refuses.
+c10::IValue adopt(const c10::IValue &v, const c10::TypePtr &declared_or_optional,
+                  const c10::Device &dev) {
+    c10::TypePtr declared = without_optional(declared_or_optional);
+    if (v.isTensor()) return v.toTensor().to(dev);
+    if (v.isTuple()) {
+        const auto &elements = v.toTupleRef().elements();
+        std::vector<c10::TypePtr> types(elements.size());
+        if (declared)
+            if (auto t = declared->cast<c10::TupleType>())
+                if (t->elements().size() == elements.size())
+                    types.assign(t->elements().begin(), t->elements().end());
+        std::vector<c10::IValue> items;
+        for (size_t i = 0; i < elements.size(); i++)
+            items.push_back(adopt(elements[i], types[i], dev));
+        return c10::ivalue::Tuple::create(std::move(items));
+    }
+    if (v.isList()) {
+        c10::TypePtr element;
+        if (declared)
+            if (auto l = declared->cast<c10::ListType>()) element = l->getElementType();
+        std::vector<c10::IValue> items;
+        std::vector<c10::TypePtr> types;
+        for (const auto &e : v.toListRef()) {
+            items.push_back(adopt(e, element, dev));
+            types.push_back(plain_type(items.back()));
+        }
+        c10::impl::GenericList list(common_type(types, element));
+        for (auto &item : items)
+            list.push_back(std::move(item));
+        return list;
+    }
+    if (v.isGenericDict()) {
+        c10::TypePtr key, value;
+        if (declared)
+            if (auto d = declared->cast<c10::DictType>()) {
+                key = d->getKeyType();
+                value = d->getValueType();
+            }
+        std::vector<c10::IValue> keys, values;
+        std::vector<c10::TypePtr> key_types, value_types;
+        for (const auto &kv : v.toGenericDict()) {
+            keys.push_back(kv.key());
+            values.push_back(adopt(kv.value(), value, dev));
+            key_types.push_back(plain_type(keys.back()));
+            value_types.push_back(plain_type(values.back()));
+        }
+        c10::impl::GenericDict dict(common_type(key_types, key), common_type(value_types, value));
+        for (size_t i = 0; i < keys.size(); i++)
+            dict.insert_or_assign(std::move(keys[i]), std::move(values[i]));
+        return dict;
+    }
+    return v;
+}
+
+// Walks the entries in order, building one value at a time.
+struct Builder {
+    const lp_input_spec *specs;
+    size_t n, pos;
+    at::Generator &gen;
+    const c10::Device &dev;
+    std::vector<at::Tensor> &tensors; // by entry index; undefined where the entry is no tensor
+
+    int value(const c10::TypePtr &declared, c10::IValue *out) {
+        if (pos >= n)
+            return lp_error_set(LP_ERR_INVALID, "input entries end inside a container");
+        const lp_input_spec &s = specs[pos++];
+        switch (s.kind) {
+        case LP_INPUT_TENSOR: {
+            at::Tensor t;
+            int rc = make_tensor(s, gen, dev, &t);
+            if (rc) return rc;
+            tensors[pos - 1] = t;
+            *out = t;
+            return LP_OK;
+        }
+        case LP_INPUT_INT:
+            *out = c10::IValue(static_cast<int64_t>(s.integer));
+            return LP_OK;
+        case LP_INPUT_FLOAT:
+            *out = c10::IValue(s.real);
+            return LP_OK;
+        case LP_INPUT_BOOL:
+            *out = c10::IValue(s.integer != 0);
+            return LP_OK;
+        case LP_INPUT_STR:
+            *out = c10::IValue(std::string(s.file));
+            return LP_OK;
+        case LP_INPUT_NONE:
+            *out = c10::IValue();
+            return LP_OK;
+        case LP_INPUT_LIST:
+        case LP_INPUT_TUPLE:
+            return sequence(s, without_optional(declared), out);
+        case LP_INPUT_DICT:
+            return dict(s, without_optional(declared), out);
+        default:
+            return lp_error_set(LP_ERR_INVALID,
+                                "input entry %zu: saved:FILE is a whole argument list, not an item",
+                                pos);
+        }
+    }
+
+    int sequence(const lp_input_spec &s, const c10::TypePtr &declared, c10::IValue *out) {
+        std::vector<c10::IValue> items(s.n_items);
+        std::vector<c10::TypePtr> types;
+        c10::TypePtr element;
+        std::vector<c10::TypePtr> tuple_types;
+        if (declared && s.kind == LP_INPUT_LIST)
+            if (auto l = declared->cast<c10::ListType>()) element = l->getElementType();
+        if (declared && s.kind == LP_INPUT_TUPLE)
+            if (auto t = declared->cast<c10::TupleType>())
+                if (t->elements().size() == s.n_items)
+                    tuple_types.assign(t->elements().begin(), t->elements().end());
+        for (size_t i = 0; i < s.n_items; i++) {
+            int rc = value(tuple_types.empty() ? element : tuple_types[i], &items[i]);
+            if (rc) return rc;
+            types.push_back(plain_type(items[i]));
+        }
+        if (s.kind == LP_INPUT_TUPLE) {
+            *out = c10::ivalue::Tuple::create(std::move(items));
+            return LP_OK;
+        }
+        c10::impl::GenericList list(common_type(types, element));
+        for (auto &item : items)
+            list.push_back(std::move(item));
+        *out = list;
+        return LP_OK;
+    }
+
+    int dict(const lp_input_spec &s, const c10::TypePtr &declared, c10::IValue *out) {
+        c10::TypePtr declared_key, declared_value;
+        if (declared)
+            if (auto d = declared->cast<c10::DictType>()) {
+                declared_key = d->getKeyType();
+                declared_value = d->getValueType();
+            }
+        std::vector<c10::IValue> keys(s.n_items), values(s.n_items);
+        std::vector<c10::TypePtr> key_types, value_types;
+        for (size_t i = 0; i < s.n_items; i++) {
+            int rc = value(declared_key, &keys[i]);
+            if (!rc) rc = value(declared_value, &values[i]);
+            if (rc) return rc;
+            key_types.push_back(plain_type(keys[i]));
+            value_types.push_back(plain_type(values[i]));
+        }
+        c10::TypePtr key = common_type(key_types, declared_key);
+        if (key->kind() != c10::TypeKind::StringType && key->kind() != c10::TypeKind::IntType)
+            key = c10::StringType::get(); // no items: the forward declared no dict here either
+        for (const auto &t : key_types)
+            if (!t->isSubtypeOf(*key))
+                return lp_error_set(LP_ERR_INVALID,
+                                    "a dict's keys must all be words (str) or all int:N");
+        c10::impl::GenericDict d(key, common_type(value_types, declared_value));
+        for (size_t i = 0; i < s.n_items; i++)
+            d.insert_or_assign(std::move(keys[i]), std::move(values[i]));
+        *out = d;
+        return LP_OK;
+    }
+};
+
+// saved:FILE: what torch.save((arg1, arg2), FILE) wrote; a tuple is the argument list, typed by
+// `declared` (the forward's argument types, self first).
+int load_saved(const char *file, const c10::Device &dev, const std::vector<c10::TypePtr> &declared,
+               std::vector<c10::IValue> &args) {
+    std::ifstream f(file, std::ios::binary);
+    if (!f)
+        return lp_error_set(LP_ERR_IO, "cannot open saved inputs '%s': %s", file, strerror(errno));
+    std::vector<char> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    c10::IValue v;
+    try {
+        v = torch::jit::pickle_load(bytes);
+    } catch (const std::exception &e) {
+        return lp_error_set(LP_ERR_IO,
+                            "'%s' is not a file torch.save wrote (save the forward's arguments "
+                            "with torch.save((arg1, arg2), FILE)): %s",
+                            file, std::string(lps::condense(e.what())).c_str());
+    }
+    auto declared_at = [&](size_t arg) { // 0 is self
+        return arg + 1 < declared.size() ? declared[arg + 1] : c10::TypePtr();
+    };
+    if (v.isTuple())
+        for (const auto &e : v.toTupleRef().elements())
+            args.push_back(adopt(e, declared_at(args.size()), dev));
+    else
+        args.push_back(adopt(v, declared_at(args.size()), dev));
+    return LP_OK;
+}
+
+} // namespace
+
+extern "C" {
+
+int lps_inputs_create(lps_model *m, const lp_input_spec *specs, size_t n, uint64_t seed,
+                      lps_inputs **out) noexcept {
+    if (!m || (!specs && n) || !out)
+        return lp_error_set(LP_ERR_INVALID, "lps_inputs_create: NULL argument");
+    *out = nullptr;
+    return lps::guard([&]() -> int {
+        auto in = std::make_unique<lps_inputs>();
+        at::Generator gen = at::detail::createCPUGenerator(seed);
+        // The forward's declared argument types (after self), to type containers by.
+        std::vector<c10::TypePtr> declared;
+        if (auto forward = m->module.find_method("forward"))
+            for (const auto &arg : forward->function().getSchema().arguments())
+                declared.push_back(arg.type());
+        in->tensors.resize(n);
+        Builder b{specs, n, 0, gen, m->device, in->tensors};
+        while (b.pos < n) {
+            if (specs[b.pos].kind == LP_INPUT_SAVED) {
+                int rc = load_saved(specs[b.pos++].file, m->device, declared, in->values);
+                if (rc) return rc;
+                continue;
+            }
+            size_t arg = in->values.size() + 1; // 0 is self
+            c10::IValue v;
+            int rc = b.value(arg < declared.size() ? declared[arg] : nullptr, &v);
+            if (rc) return rc;
+            in->values.push_back(std::move(v));
+        }
+        *out = in.release();
+        return LP_OK;
+    });
+}
+
+void lps_inputs_free(lps_inputs *in) noexcept {
+    try {
+        delete in;
+    } catch (...) {
+    }
+}
+
+
+int lps_inputs_set(lps_inputs *in, size_t index, const void *data, size_t bytes) noexcept {
+    if (!in || (!data && bytes))
+        return lp_error_set(LP_ERR_INVALID, "lps_inputs_set: NULL argument");
+    return lps::guard([&]() -> int {
+        if (index >= in->tensors.size())
+            return lp_error_set(LP_ERR_INVALID, "input %zu does not exist (there are %zu entries)",
+                                index, in->tensors.size());
+        if (!in->tensors[index].defined())
+            return lp_error_set(LP_ERR_INVALID, "input %zu is not a tensor", index);
+        at::Tensor t = in->tensors[index];
+        if ((size_t)t.nbytes() != bytes)
+            return lp_error_set(LP_ERR_INVALID, "input %zu holds %zu bytes (%s), not the %zu given",
+                                index, (size_t)t.nbytes(), c10::toString(t.scalar_type()), bytes);
+        c10::InferenceMode guard; // the inputs are inference tensors: updated in that mode only
+        if (t.is_cpu() && t.is_contiguous()) {
+            if (bytes) memcpy(t.data_ptr(), data, bytes);
+        } else {
+            t.copy_(
+                at::from_blob(const_cast<void *>(data), t.sizes(), t.options().device(at::kCPU)));
+        }
+        return LP_OK;
+    });
+}
+
+} // extern "C"
