@@ -23,7 +23,8 @@ PACKAGES=(build-essential cmake pkg-config git
           libtorch-dev python3-torch python3-torchvision python3-venv
           libyaml-dev libcmocka-dev libjansson-dev)
 if [ $want_test = 1 ]; then
-  PACKAGES+=(clang libclang-rt-14-dev valgrind chromium chromium-driver)
+  # python3-torchaudio: the speech models of the real-model suite (integration.real_models)
+  PACKAGES+=(clang libclang-rt-14-dev valgrind chromium chromium-driver python3-torchaudio)
 fi
 missing=()
 for p in "${PACKAGES[@]}"; do

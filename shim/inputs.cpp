@@ -4,6 +4,7 @@
 #include <ATen/CPUGeneratorImpl.h>
 #include <c10/core/InferenceMode.h>
 #include <torch/csrc/jit/serialization/pickle.h>
+#include <torch/version.h>
 
 #include <cerrno>
 #include <cstring>
@@ -295,10 +296,20 @@ int load_saved(const char *file, const c10::Device &dev, const std::vector<c10::
     try {
         v = torch::jit::pickle_load(bytes);
     } catch (const std::exception &e) {
+        std::string said(lps::condense(e.what()));
+        // Python pickles a list or dict of one item with APPEND ('a') or SETITEM ('s'), which
+        // libtorch 1.13's unpickler lacks (2.x reads them).
+        if (said.find("Unknown opcode") != std::string::npos &&
+            (said.find("0x61") != std::string::npos || said.find("0x73") != std::string::npos))
+            return lp_error_set(LP_ERR_UNSUPPORTED,
+                                "'%s' holds a list or dict of exactly one item, which libtorch "
+                                "%d.%d cannot read from a torch.save file (%s); give that "
+                                "argument with --input instead",
+                                file, TORCH_VERSION_MAJOR, TORCH_VERSION_MINOR, said.c_str());
         return lp_error_set(LP_ERR_IO,
                             "'%s' is not a file torch.save wrote (save the forward's arguments "
                             "with torch.save((arg1, arg2), FILE)): %s",
-                            file, std::string(lps::condense(e.what())).c_str());
+                            file, said.c_str());
     }
     auto declared_at = [&](size_t arg) { // 0 is self
         return arg + 1 < declared.size() ? declared[arg + 1] : c10::TypePtr();

@@ -421,6 +421,21 @@ PY
     else
         fail "--inputs FILE.pt"; show
     fi
+    # Python pickles a one-item list with APPEND, which libtorch 1.13's unpickler lacks.
+    /usr/bin/python3 -c 'import sys, torch; torch.save(([torch.rand(3, 8, 8)],), sys.argv[1])' \
+        "$TMP/one_image.pt"
+    if "$LP" --version | grep -q "libtorch 1\.13"; then
+        expect_error "--inputs with a one-item list on libtorch 1.13" 1 \
+            "one_image\\.pt' holds a list or dict of exactly one item, which libtorch 1\\.13 cannot read.*--input instead" -- \
+            "$STRUCT" --inputs "$TMP/one_image.pt" --input "(2x8, int:1)" --input "{shift: 2x4}" \
+            --input float:1 --input bool:true --input str:x --input none
+    else
+        checks=$((checks + 1))
+        run -- "$STRUCT" --inputs "$TMP/one_image.pt" --input "(2x8, int:1)" \
+            --input "{shift: 2x4}" --input float:1 --input bool:true --input str:x --input none \
+            "${FAST[@]}"
+        if [ "$rc" -eq 0 ]; then ok "--inputs with a one-item list"; else fail "--inputs with a one-item list"; show; fi
+    fi
 else
     echo "note: skipped --inputs FILE.pt: /usr/bin/python3 has no torch to write the file"
 fi
