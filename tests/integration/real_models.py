@@ -128,7 +128,7 @@ def main():
     version = subprocess.run([layerprof, "--version"], capture_output=True, text=True).stdout
     built = re.search(r"libtorch (\d+\.\d+)", version)
     same_torch = bool(built) and torch.__version__.startswith(built.group(1))
-    failures = 0
+    failures = skipped = 0
     for name in names:
         t0 = time.monotonic()
         try:
@@ -136,11 +136,13 @@ def main():
         except Exception as e:  # scripting or saving failed: a finding too
             status, what = "fail", f"{type(e).__name__}: {str(e).splitlines()[0]}"
         failures += status == "fail"
+        skipped += status == "skip"
         print(f"{status:4}  {name:40} {time.monotonic() - t0:5.1f} s  {what}", flush=True)
         for f in os.listdir(work):  # the models are large: keep the work directory small
             if f.startswith(name + "."):
                 os.remove(os.path.join(work, f))
-    print(f"{len(names) - failures} of {len(names)} real models pass")
+    print(f"{len(names) - failures - skipped} of {len(names)} real models pass, {failures} fail, "
+          f"{skipped} skipped")
     sys.exit(1 if failures else 0)
 
 
