@@ -47,7 +47,7 @@ bool is_integer(lp_dtype d) {
 }
 
 int make_tensor(const lp_input_spec &s, at::Generator &gen, const c10::Device &dev,
-                       at::Tensor *out) {
+                at::Tensor *out) {
     std::vector<int64_t> shape(s.shape, s.shape + s.ndim);
     auto type = scalar_type(s.dtype);
     at::Tensor t;
@@ -92,7 +92,6 @@ int make_tensor(const lp_input_spec &s, at::Generator &gen, const c10::Device &d
     *out = t.to(dev);
     return LP_OK;
 }
-
 
 // The type to give a container built from items of these types: the one the forward declares
 // when every item fits it (an empty list or a List[Tensor] argument), else what the items have in
@@ -187,8 +186,7 @@ struct Builder {
     std::vector<at::Tensor> &tensors; // by entry index; undefined where the entry is no tensor
 
     int value(const c10::TypePtr &declared, c10::IValue *out) {
-        if (pos >= n)
-            return lp_error_set(LP_ERR_INVALID, "input entries end inside a container");
+        if (pos >= n) return lp_error_set(LP_ERR_INVALID, "input entries end inside a container");
         const lp_input_spec &s = specs[pos++];
         switch (s.kind) {
         case LP_INPUT_TENSOR: {
@@ -364,7 +362,6 @@ void lps_inputs_free(lps_inputs *in) noexcept {
     } catch (...) {
     }
 }
-
 
 int lps_inputs_set(lps_inputs *in, size_t index, const void *data, size_t bytes) noexcept {
     if (!in || (!data && bytes))

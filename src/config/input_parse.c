@@ -114,7 +114,8 @@ static int atom(parser *ps, int top) {
     if (len == 0) return lp_error_set(LP_ERR_INVALID, "input '%s': a value is missing", ps->text);
     if (isdigit((unsigned char)s[0])) return tensor_atom(ps, s, len);
     lp_input_spec *spec;
-    if (len == 4 && strncmp(s, "none", 4) == 0) return emit(ps, LP_INPUT_NONE) ? LP_OK : LP_ERR_INVALID;
+    if (len == 4 && strncmp(s, "none", 4) == 0)
+        return emit(ps, LP_INPUT_NONE) ? LP_OK : LP_ERR_INVALID;
     if (starts(s, len, "int:")) {
         if (!(spec = emit(ps, LP_INPUT_INT))) return LP_ERR_INVALID;
         return parse_int(s + 4, len - 4, &spec->integer) ? LP_OK
@@ -126,9 +127,12 @@ static int atom(parser *ps, int top) {
     }
     if (starts(s, len, "bool:")) {
         if (!(spec = emit(ps, LP_INPUT_BOOL))) return LP_ERR_INVALID;
-        if (len == 9 && strncmp(s + 5, "true", 4) == 0) spec->integer = 1;
-        else if (len == 10 && strncmp(s + 5, "false", 5) == 0) spec->integer = 0;
-        else return bad_atom(ps, s, len, "bool takes true or false, not");
+        if (len == 9 && strncmp(s + 5, "true", 4) == 0)
+            spec->integer = 1;
+        else if (len == 10 && strncmp(s + 5, "false", 5) == 0)
+            spec->integer = 0;
+        else
+            return bad_atom(ps, s, len, "bool takes true or false, not");
         return LP_OK;
     }
     if (starts(s, len, "str:")) {
@@ -136,8 +140,7 @@ static int atom(parser *ps, int top) {
         return copy_text(ps, spec, s + 4, len - 4);
     }
     if (starts(s, len, "saved:")) {
-        if (!top)
-            return bad_atom(ps, s, len, "saved:FILE is a whole argument list, not an item:");
+        if (!top) return bad_atom(ps, s, len, "saved:FILE is a whole argument list, not an item:");
         if (len == 6) return bad_atom(ps, s, len, "the file name is empty in");
         if (!(spec = emit(ps, LP_INPUT_SAVED))) return LP_ERR_INVALID;
         return copy_text(ps, spec, s + 6, len - 6);
@@ -302,9 +305,10 @@ static void put(writer *w, const char *fmt, ...) {
 
 /* Writes the value at e[0]; returns the entries it used (the input was checked whole). */
 static size_t format_value(writer *w, const lp_input_spec *e) {
-    static const char open[] = {[LP_INPUT_LIST] = '[', [LP_INPUT_TUPLE] = '(', [LP_INPUT_DICT] = '{'};
-    static const char close[] = {[LP_INPUT_LIST] = ']', [LP_INPUT_TUPLE] = ')',
-                                 [LP_INPUT_DICT] = '}'};
+    static const char open[] = {
+        [LP_INPUT_LIST] = '[', [LP_INPUT_TUPLE] = '(', [LP_INPUT_DICT] = '{'};
+    static const char close[] = {
+        [LP_INPUT_LIST] = ']', [LP_INPUT_TUPLE] = ')', [LP_INPUT_DICT] = '}'};
     char tensor[LP_PATH_MAX + 300];
     switch (e->kind) {
     case LP_INPUT_TENSOR:
@@ -336,8 +340,10 @@ static size_t format_value(writer *w, const lp_input_spec *e) {
             if (i) put(w, ", ");
             if (e->kind == LP_INPUT_DICT) {
                 const lp_input_spec *k = &e[used++];
-                if (k->kind == LP_INPUT_INT) put(w, "int:%lld: ", (long long)k->integer);
-                else put(w, "%s: ", k->file);
+                if (k->kind == LP_INPUT_INT)
+                    put(w, "int:%lld: ", (long long)k->integer);
+                else
+                    put(w, "%s: ", k->file);
             }
             used += format_value(w, e + used);
         }

@@ -213,8 +213,7 @@ int cfg_read_inputs(cfg_ctx *c, yaml_node_t *v, const lp_opt *opt) {
     for (size_t i = 0; i < count && !rc; i++) {
         yaml_node_t *it = cfg_item(c, v, i);
         if (n == opt->max) {
-            rc = cfg_error_at(c, it->start_mark, "at most %zu input entries are allowed",
-                              opt->max);
+            rc = cfg_error_at(c, it->start_mark, "at most %zu input entries are allowed", opt->max);
         } else if (it->type == YAML_SCALAR_NODE) {
             rc = read_input_text(c, it, all, opt->max, &n);
         } else if (it->type != YAML_MAPPING_NODE) {
