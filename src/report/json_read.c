@@ -4,6 +4,7 @@
  * version), so a file layerprof wrote reads back into the same tree, and writing that tree again
  * gives the same bytes. The "run" object is kept as it was read and written back untouched. */
 #include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,6 +23,7 @@ typedef struct reader {
     lp_report *r;
     const char *file;
     char where[160]; /* "modules[3].ops[0]" */
+    int version;     /* the file's schema_version */
 } reader;
 
 static int bad(const reader *rd, const char *field, const char *what) {
@@ -81,18 +83,42 @@ static int get_real(const reader *rd, const json_t *obj, const char *key, double
     return LP_OK;
 }
 
-/* "time": the per-call Welford accumulator. Reports written before it existed have none: their
- * rows simply have no per-call statistics (n 0), as a module that never ran. */
+/* The m2 (sum of squared deviations) whose sample standard deviation is exactly `std`, as
+ * lp_welford_std computes it: the product's rounding is undone by stepping to the neighbouring
+ * doubles (sqrt is monotonic), so a schema-2 report read back writes the same std_ns. */
+static double m2_of_std(double std, uint64_t n) {
+    if (n < 2 || !(std > 0)) return 0.0;
+    double k = (double)(n - 1), m2 = std * std * k;
+    for (int i = 0; i < 16; i++) {
+        lp_welford w = {.n = n, .m2 = m2};
+        double got = lp_welford_std(&w);
+        if (got == std) break;
+        m2 = nextafter(m2, got < std ? INFINITY : 0.0);
+    }
+    return m2;
+}
+
+/* "time": the per-call statistics; schema 1 held Welford's m2 where 2 holds std_ns. Reports
+ * written before it existed have none: their rows simply have no per-call statistics (n 0), as a
+ * module that never ran. */
 static int read_time(reader *rd, const json_t *o, lp_welford *w) {
     json_t *tm = json_object_get(o, "time");
     if (!tm) return LP_OK;
     if (!json_is_object(tm))
-        return bad(rd, "time", "expected an object {n, mean_ns, m2, min_ns, max_ns}");
+        return bad(rd, "time",
+                   rd->version == 1 ? "expected an object {n, mean_ns, m2, min_ns, max_ns}"
+                                    : "expected an object {n, mean_ns, std_ns, min_ns, max_ns}");
     size_t len = strlen(rd->where);
     snprintf(rd->where + len, sizeof rd->where - len, "%stime", len ? "." : "");
     int rc = get_uint(rd, tm, "n", &w->n);
     if (!rc) rc = get_real(rd, tm, "mean_ns", &w->mean);
-    if (!rc) rc = get_real(rd, tm, "m2", &w->m2);
+    double std = 0;
+    if (!rc && rd->version == 1) rc = get_real(rd, tm, "m2", &w->m2);
+    if (!rc && rd->version != 1) rc = get_real(rd, tm, "std_ns", &std);
+    if (!rc && rd->version != 1) {
+        if (std < 0) rc = bad(rd, "std_ns", "negative");
+        w->m2 = m2_of_std(std, w->n);
+    }
     if (!rc) rc = get_uint(rd, tm, "min_ns", &w->min);
     if (!rc) rc = get_uint(rd, tm, "max_ns", &w->max);
     if (!rc && w->min > w->max) rc = bad(rd, "min_ns", "greater than max_ns");
@@ -212,10 +238,13 @@ int lp_report_from_json(lp_report **out, const json_t *doc, const char *name) {
     json_t *sv = json_object_get(doc, "schema_version");
     if (!json_is_integer(sv))
         return bad(&rd, "schema_version", "missing: not a layerprof JSON report");
-    if (json_integer_value(sv) != LP_JSON_SCHEMA_VERSION)
+    json_int_t version = json_integer_value(sv);
+    if (version < 1 || version > LP_JSON_SCHEMA_VERSION)
         return lp_error_set(LP_ERR_INVALID,
-                            "%s: schema_version %lld is not %d (written by another layerprof?)",
-                            rd.file, (long long)json_integer_value(sv), LP_JSON_SCHEMA_VERSION);
+                            "%s: schema_version %lld is not one this layerprof reads (1 to %d; "
+                            "written by a newer layerprof?)",
+                            rd.file, (long long)version, LP_JSON_SCHEMA_VERSION);
+    rd.version = (int)version;
     json_t *run = json_object_get(doc, "run");
     if (!json_is_object(run)) return bad(&rd, "run", "expected an object");
     json_t *rec = json_object_get(doc, "recorded");
@@ -224,7 +253,7 @@ int lp_report_from_json(lp_report **out, const json_t *doc, const char *name) {
     lp_report *r = calloc(1, sizeof *r);
     if (!r) return lp_error_set(LP_ERR_NOMEM, "out of memory reading the report");
     rd.r = r;
-    r->schema_version = LP_JSON_SCHEMA_VERSION;
+    r->schema_version = rd.version; /* the file's: rendering it again writes the current one */
     lp_tree_init(&r->tree);
     r->run = json_deep_copy(run);
     int has_ops = 0;

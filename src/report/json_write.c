@@ -2,9 +2,10 @@
  *
  * Integers wherever the tree holds integers: raw sums, min/max and counts exactly, plus the
  * iteration count, so a reader derives any mean itself and nothing is lost to float formatting.
- * The one exception is the per-call time accumulator's mean and m2 (Welford, tree.h), which are
- * doubles in the tree: jansson prints reals with 17 significant digits, which strtod reads back
- * to the same double, so they round-trip exactly too. Keys are added in one fixed order, which
+ * The one exception is the per-call time statistics' mean and standard deviation (from Welford's
+ * accumulator, tree.h), which are doubles: jansson prints reals with 17 significant digits, which
+ * strtod reads back to the same double, and the reader picks the m2 that gives the same std
+ * again, so they round-trip exactly too. Keys are added in one fixed order, which
  * jansson keeps, so the same report always gives the same bytes and a file read back
  * (json_read.c) and written again is identical. */
 #include <limits.h>
@@ -114,14 +115,14 @@ static json_t *stat_json(const lp_stat *s) {
     return o;
 }
 
-/* The Welford accumulator as the tree holds it, so merging read-back reports stays exact. */
+/* The per-call statistics as users read them: count, mean, sample standard deviation, min, max. */
 static json_t *welford_json(const lp_welford *w) {
     int ok = 1;
     json_t *o = json_object();
     if (!o) return NULL;
     put(o, "n", juint(w->n), &ok);
     put(o, "mean_ns", jreal(w->mean), &ok);
-    put(o, "m2", jreal(w->m2), &ok);
+    put(o, "std_ns", jreal(lp_welford_std(w)), &ok);
     put(o, "min_ns", juint(w->min), &ok);
     put(o, "max_ns", juint(w->max), &ok);
     if (!ok) {

@@ -188,7 +188,7 @@ static const char *const page_tail[] = {
     "      row(t, 'CPU total', fmtTime(n.total));\n",
     "      var tm = n.m.time;\n",
     "      if (tm && tm.n > 0) {\n",
-    "        row(t, 'Mean / call', fmtTime(tm.mean_ns) + (tm.n > 1 ? '  \\u00b1 ' + fmtTime(Math.sqrt(tm.m2 / (tm.n - 1))) + ' (std)' : ''));\n",
+    "        row(t, 'Mean / call', fmtTime(tm.mean_ns) + (tm.n > 1 ? '  \\u00b1 ' + fmtTime(tm.std_ns) + ' (std)' : ''));\n",
     "        row(t, 'Min .. Max / call', fmtTime(tm.min_ns) + ' .. ' + fmtTime(tm.max_ns));\n",
     "      }\n",
     "      if (rootTotal > 0) row(t, '% of root total', (100 * n.total / rootTotal).toFixed(1) + '%');\n",

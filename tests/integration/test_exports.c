@@ -176,7 +176,7 @@ static void every_format_of_a_real_run_parses_back(void **state) {
 
     char *json_text = render(s, LP_FORMAT_JSON);
     json_t *report = parse(json_text, "the JSON report");
-    assert_int_equal(json_integer_value(json_object_get(report, "schema_version")), 1);
+    assert_int_equal(json_integer_value(json_object_get(report, "schema_version")), 2);
     json_t *run = json_object_get(report, "run");
     assert_string_equal(json_string_value(json_object_get(run, "libtorch_version")),
                         lp_torch_version());

@@ -24,7 +24,7 @@ check() { # check DESCRIPTION COMMAND...
 rc=$?
 check "run exits 0 (rc $rc: $(cat stderr.txt))" test "$rc" -eq 0
 check "no progress line when stderr is not a terminal" test ! -s stderr.txt
-check "json pair written" grep -q '"schema_version": 1' pair.json
+check "json pair written" grep -q '"schema_version": 2' pair.json
 check "csv inferred from .csv" grep -q '^path,kind,name,class,depth,' inferred.csv
 check "html inferred from .html" grep -q '<!DOCTYPE html>' page.html
 check "trace inferred from .trace.json" grep -q '"traceEvents"' timeline.trace.json
@@ -66,6 +66,27 @@ check "unknown format is a usage error" test $? -eq 2
 check "the error lists the formats" grep -q 'markdown' err.txt
 "$LP" diff before.json >/dev/null 2>&1
 check "diff needs two reports" test $? -eq 2
+# A schema-1 report (m2 where 2 has std_ns) still reads, beside a schema-2 one.
+python3 - pair.json v1.json <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["schema_version"] = 1
+def walk(o):
+    if isinstance(o, dict):
+        t = o.get("time")
+        if isinstance(t, dict) and "std_ns" in t:
+            std = t.pop("std_ns")
+            t["m2"] = std * std * max(t["n"] - 1, 0)
+        for v in o.values():
+            walk(v)
+    elif isinstance(o, list):
+        for v in o:
+            walk(v)
+walk(d)
+json.dump(d, open(sys.argv[2], "w"))
+PY
+"$LP" diff v1.json pair.json >v1diff.txt 2>err.txt
+check "diff reads a schema-1 report beside a schema-2 one ($(cat err.txt))" test $? -eq 0
 echo '{"schema_version": 1}' >bad.json
 "$LP" diff bad.json after.json >/dev/null 2>err.txt
 check "diff of a bad report fails" test $? -ne 0

@@ -59,8 +59,9 @@ static void json_round_trip_write_read_write_gives_identical_bytes(void **state)
     lp_tree_free(&t);
 }
 
-/* Durations whose mean and m2 are not short decimals (1/3s, 1e12-scale values), and nodes of every
- * kind: what the file holds must come back bit for bit. */
+/* Durations whose mean and std are not short decimals (1/3s, 1e12-scale values), and nodes of
+ * every kind: what the file holds must come back bit for bit. The file holds the std, not m2: the
+ * m2 read back is the one that gives that std again, within a rounding of the original. */
 static void json_round_trip_keeps_welford_doubles_and_kinds_exactly(void **state) {
     (void)state;
     lp_tree t;
@@ -103,7 +104,9 @@ static void json_round_trip_keeps_welford_doubles_and_kinds_exactly(void **state
         assert_int_equal(back->nodes[i].kind, t.nodes[i].kind);
         assert_int_equal(b->n, a->n);
         assert_memory_equal(&b->mean, &a->mean, sizeof a->mean);
-        assert_memory_equal(&b->m2, &a->m2, sizeof a->m2);
+        double std_a = lp_welford_std(a), std_b = lp_welford_std(b);
+        assert_memory_equal(&std_b, &std_a, sizeof std_a);
+        assert_true(fabs(b->m2 - a->m2) <= 1e-14 * a->m2);
         assert_int_equal(b->min, a->min);
         assert_int_equal(b->max, a->max);
         /* Shares are derived again on load, from the same totals. */
@@ -152,6 +155,57 @@ static void a_report_without_kind_or_time_reads_as_modules_without_statistics(vo
     unlink(path);
 }
 
+/* Schema 1 held Welford's m2 where 2 holds std_ns: both read to the same statistics, and the
+ * report renders again as schema 2. */
+static void schema_1_m2_and_schema_2_std_read_alike(void **state) {
+    (void)state;
+    static const char *const time_of[] = {
+        "{\"n\": 3, \"mean_ns\": 100.0, \"m2\": 200.0, \"min_ns\": 90, \"max_ns\": 110}",
+        "{\"n\": 3, \"mean_ns\": 100.0, \"std_ns\": 10.0, \"min_ns\": 90, \"max_ns\": 110}"};
+    for (int version = 1; version <= 2; version++) {
+        char text[1024];
+        snprintf(text, sizeof text,
+                 "{\"schema_version\": %d, \"run\": {}, \"recorded\": {\"cpu_memory\": false, "
+                 "\"cuda_memory\": false, \"cuda_time\": false, \"ops\": false}, "
+                 "\"iterations\": 3, \"modules\": [{\"path\": \"\", \"name\": \"Net\", "
+                 "\"class\": \"Net\", \"parent\": -1, \"depth\": 0, \"selected\": true, "
+                 "\"calls\": 3, \"total_ns\": 300, \"self_ns\": 300, \"time\": %s}]}",
+                 version, time_of[version - 1]);
+        const char *path = temp_file_with(text);
+        lp_report *r = NULL;
+        assert_int_equal(lp_report_load(&r, path), LP_OK);
+        lp_node_info info;
+        assert_int_equal(lp_report_node(r, 0, &info), LP_OK);
+        assert_true(info.time_mean_ns == 100.0);
+        assert_true(info.time_std_ns == 10.0); /* sqrt(200 / 2) */
+        lp_report_meta meta;
+        assert_int_equal(lp_report_get_meta(r, &meta), LP_OK);
+        assert_int_equal(meta.schema_version, version);
+        FILE *f = fx_open();
+        assert_int_equal(lp_report_render(r, LP_FORMAT_JSON, f), LP_OK);
+        char *again = fx_close(f);
+        assert_non_null(strstr(again, "\"schema_version\": 2"));
+        assert_non_null(strstr(again, "\"std_ns\": 10.0"));
+        assert_null(strstr(again, "\"m2\""));
+        free(again);
+        lp_report_free(r);
+        unlink(path);
+    }
+    /* A schema-2 file's time needs std_ns, and a negative one is refused. */
+    const char *bad =
+        "{\"schema_version\": 2, \"run\": {}, \"recorded\": {\"cpu_memory\": false, "
+        "\"cuda_memory\": false, \"cuda_time\": false, \"ops\": false}, \"iterations\": 3, "
+        "\"modules\": [{\"path\": \"\", \"name\": \"Net\", \"class\": \"Net\", \"parent\": -1, "
+        "\"depth\": 0, \"selected\": true, \"calls\": 3, \"total_ns\": 300, \"self_ns\": 300, "
+        "\"time\": {\"n\": 3, \"mean_ns\": 100.0, \"std_ns\": -1.0, \"min_ns\": 90, "
+        "\"max_ns\": 110}}]}";
+    const char *path = temp_file_with(bad);
+    lp_report *r = NULL;
+    assert_int_equal(lp_report_load(&r, path), LP_ERR_INVALID);
+    assert_non_null(strstr(lp_error_last(), "std_ns"));
+    unlink(path);
+}
+
 static void report_nodes_read_back_like_session_nodes(void **state) {
     (void)state;
     lp_tree t;
@@ -186,7 +240,7 @@ static void report_nodes_read_back_like_session_nodes(void **state) {
     assert_int_equal(lp_report_get_meta(r, &meta), LP_OK);
     assert_string_equal(meta.date, "2024-01-02T03:04:05Z");
     assert_string_equal(meta.mode, "hooks");
-    assert_int_equal(meta.schema_version, 1);
+    assert_int_equal(meta.schema_version, 2);
     assert_int_equal(lp_report_render(r, LP_FORMAT_TRACE, stdout), LP_ERR_UNSUPPORTED);
     lp_report_free(r);
     unlink(path);
@@ -206,7 +260,9 @@ static void loading_a_file_that_is_not_a_report_names_the_problem(void **state) 
         {"{ not json", "r.json"},
         {"[1, 2]", "not a JSON object"},
         {"{\"modules\": []}", "schema_version"},
-        {"{\"schema_version\": 2, \"run\": {}}", "schema_version 2"},
+        {"{\"schema_version\": 3, \"run\": {}}",
+         "schema_version 3 is not one this layerprof reads (1 to 2; written by a newer"},
+        {"{\"schema_version\": 0, \"run\": {}}", "schema_version 0 is not one"},
         {"{\"schema_version\": 1, \"run\": {}, \"recorded\": {\"cpu_memory\": false, "
          "\"cuda_memory\": false, \"cuda_time\": false, \"ops\": false}, \"iterations\": 1, "
          "\"modules\": [{\"path\": \"\", \"class\": \"Net\", \"parent\": -1, \"selected\": "
@@ -247,6 +303,7 @@ int main(void) {
         cmocka_unit_test(json_round_trip_write_read_write_gives_identical_bytes),
         cmocka_unit_test(json_round_trip_keeps_welford_doubles_and_kinds_exactly),
         cmocka_unit_test(a_report_without_kind_or_time_reads_as_modules_without_statistics),
+        cmocka_unit_test(schema_1_m2_and_schema_2_std_read_alike),
         cmocka_unit_test(report_nodes_read_back_like_session_nodes),
         cmocka_unit_test(loading_a_file_that_is_not_a_report_names_the_problem),
     };

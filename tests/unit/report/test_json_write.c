@@ -30,8 +30,8 @@ static void json_report_holds_integers_but_for_the_welford_terms(void **state) {
     json_error_t err;
     json_t *doc = json_loads(text, 0, &err);
     assert_non_null(doc);
-    /* Walk every value: the only reals are a "time" object's mean_ns and m2 (doubles in the tree,
-     * written with enough digits to read back exactly). */
+    /* Walk every value: the only reals are a "time" object's mean_ns and std_ns (doubles, written
+     * with enough digits to read back exactly). */
     struct {
         json_t *v;
         const char *key;
@@ -46,7 +46,7 @@ static void json_report_holds_integers_but_for_the_welford_terms(void **state) {
         const char *key = stack[sp].key;
         if (json_is_real(v)) {
             reals++;
-            welford_reals += strcmp(key, "mean_ns") == 0 || strcmp(key, "m2") == 0;
+            welford_reals += strcmp(key, "mean_ns") == 0 || strcmp(key, "std_ns") == 0;
         }
         if (json_is_integer(v)) ints++;
         const char *k;
@@ -62,7 +62,7 @@ static void json_report_holds_integers_but_for_the_welford_terms(void **state) {
             }
     }
     assert_int_equal(reals, welford_reals);
-    /* mean_ns and m2 of every module (7, the one that never ran too: 0.0) and op row (3). */
+    /* mean_ns and std_ns of every module (7, the one that never ran too: 0.0) and op row (3). */
     assert_int_equal(reals, 2 * (7 + 3));
     assert_true(ints > 50);
     json_t *mods = json_object_get(doc, "modules");
