@@ -409,6 +409,16 @@ LP_API int lp_session_request_stop(lp_session *session);
 /* Renders the report in the given format to `out`, using the session's display options. */
 LP_API int lp_session_render(lp_session *session, lp_format format, FILE *out);
 
+/* Where a rendered report goes when it is not a FILE: a log, a socket, a buffer the program owns.
+ * Called on the rendering thread with consecutive pieces of the output (up to BUFSIZ bytes
+ * each), in order; `data` is valid during the call only. Return 0 to go on; anything else stops
+ * the output, and the render fails with LP_ERR_IO. */
+typedef int (*lp_write_fn)(void *payload, const char *data, size_t size);
+
+/* lp_session_render, its bytes handed to `write`. */
+LP_API int lp_session_render_to(lp_session *session, lp_format format, lp_write_fn write,
+                                void *payload);
+
 /* Writes every output of the options (or the tree to stdout when there is none). */
 LP_API int lp_session_write_outputs(lp_session *session);
 
@@ -627,6 +637,17 @@ LP_API int lp_report_find(const lp_report *report, const char *path, size_t *out
 /* Renders the report in `format` with default display options. LP_FORMAT_JSON writes back the
  * exact bytes layerprof wrote. LP_ERR_UNSUPPORTED for LP_FORMAT_TRACE: files hold no timeline. */
 LP_API int lp_report_render(const lp_report *report, lp_format format, FILE *out);
+
+/* lp_report_render with a session's display options, read from `display` (NULL: the defaults):
+ * depth, sort, top, columns, units, ascii, and events (0 hides the op rows a report holds). The
+ * rest of `display` is not read. Column ids and the sort key are checked first: nothing is written
+ * when one is unknown. */
+LP_API int lp_report_render_with(const lp_report *report, lp_format format,
+                                 const lp_options *display, FILE *out);
+
+/* lp_report_render_with, its bytes handed to `write` (see lp_write_fn). */
+LP_API int lp_report_render_to(const lp_report *report, lp_format format,
+                               const lp_options *display, lp_write_fn write, void *payload);
 
 #define LP_DIFF_COLOR 1u /* ANSI colours: red slower, green faster (the caller checks the tty) */
 

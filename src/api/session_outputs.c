@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "api/session_internal.h"
+#include "base/callback_file.h"
 #include "base/error.h"
 #include "report/json_report.h"
 #include "report/render.h"
@@ -107,6 +108,14 @@ static int render_export(lp_session *s, lp_format format, const lp_render_opts *
                                     lp_collector_timeline(s->collector), run, ro, out);
     json_decref(run);
     return rc;
+}
+
+int lp_session_render_to(lp_session *s, lp_format format, lp_write_fn write, void *payload) {
+    if (!s || !write) return lp_error_set(LP_ERR_INVALID, "lp_session_render_to: NULL argument");
+    lp_callback_sink sink = {write, payload, 0};
+    FILE *f = lp_callback_file(&sink);
+    if (!f) return lp_error_set(LP_ERR_NOMEM, "out of memory opening the write callback");
+    return lp_callback_file_close(f, &sink, lp_session_render(s, format, f));
 }
 
 int lp_session_render(lp_session *s, lp_format format, FILE *out) {

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/callback_file.h"
 #include "base/error.h"
 #include "model/node_info.h"
 #include "report/json_report.h"
@@ -349,8 +350,35 @@ int lp_report_find(const lp_report *r, const char *path, size_t *out) {
 
 int lp_report_render(const lp_report *r, lp_format format, FILE *out) {
     if (!r || !out) return lp_error_set(LP_ERR_INVALID, "lp_report_render: NULL argument");
+    return lp_report_render_with(r, format, NULL, out);
+}
+
+int lp_report_render_to(const lp_report *r, lp_format format, const lp_options *display,
+                        lp_write_fn write, void *payload) {
+    if (!r || !write) return lp_error_set(LP_ERR_INVALID, "lp_report_render_to: NULL argument");
+    lp_callback_sink sink = {write, payload, 0};
+    FILE *f = lp_callback_file(&sink);
+    if (!f) return lp_error_set(LP_ERR_NOMEM, "out of memory opening the write callback");
+    return lp_callback_file_close(f, &sink, lp_report_render_with(r, format, display, f));
+}
+
+int lp_report_render_with(const lp_report *r, lp_format format, const lp_options *display,
+                          FILE *out) {
+    if (!r || !out) return lp_error_set(LP_ERR_INVALID, "lp_report_render_with: NULL argument");
     lp_render_opts ro;
     lp_render_opts_init(&ro);
+    if (display) { /* as lp_session_render takes them from the session's options */
+        ro.depth = display->depth;
+        ro.sort = display->sort;
+        ro.top = display->top;
+        ro.columns = display->columns;
+        ro.n_columns = display->n_columns;
+        ro.units = display->units;
+        ro.ascii = display->ascii;
+        ro.show_ops = display->events;
+        int rc = lp_render_check_opts(&ro);
+        if (rc) return rc;
+    }
     /* The run's notes (mode, warnings) read the same under a re-rendered table. */
     const char *notes[16];
     json_t *jn = json_object_get(r->run, "notes");

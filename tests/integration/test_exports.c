@@ -324,6 +324,51 @@ static void a_trace_needs_a_timeline(void **state) {
     lp_session_close(s);
 }
 
+/* What a write callback was handed, in order; it refuses after `refuse_after` pieces (< 0: never).
+ */
+typedef struct collected {
+    char *text;
+    size_t len, pieces;
+    int refuse_after;
+} collected;
+
+static int collect(void *payload, const char *data, size_t size) {
+    collected *c = payload;
+    if (c->refuse_after >= 0 && c->pieces >= (size_t)c->refuse_after) return 1;
+    c->text = realloc(c->text, c->len + size + 1);
+    assert_non_null(c->text);
+    memcpy(c->text + c->len, data, size);
+    c->len += size;
+    c->text[c->len] = '\0';
+    c->pieces++;
+    return 0;
+}
+
+/* A write callback gets exactly the bytes a FILE would, in pieces, for every format; one that
+ * refuses makes the render fail with LP_ERR_IO. */
+static void a_write_callback_gets_what_a_file_gets(void **state) {
+    (void)state;
+    lp_session *s = run_model("resnet18", 1, 0, 0, NULL, NULL);
+    static const lp_format formats[] = {LP_FORMAT_TREE, LP_FORMAT_JSON, LP_FORMAT_CSV,
+                                        LP_FORMAT_MARKDOWN, LP_FORMAT_HTML};
+    for (size_t i = 0; i < sizeof formats / sizeof *formats; i++) {
+        char *want = render(s, formats[i]);
+        collected c = {NULL, 0, 0, -1};
+        assert_int_equal(lp_session_render_to(s, formats[i], collect, &c), LP_OK);
+        assert_non_null(c.text);
+        assert_string_equal(c.text, want);
+        if (strlen(want) > BUFSIZ) assert_true(c.pieces > 1); /* streamed, not held whole */
+        free(c.text);
+        free(want);
+    }
+    collected refusing = {NULL, 0, 0, 1};
+    assert_int_equal(lp_session_render_to(s, LP_FORMAT_JSON, collect, &refusing), LP_ERR_IO);
+    assert_non_null(strstr(lp_error_last(), "write callback"));
+    free(refusing.text);
+    assert_int_equal(lp_session_render_to(s, LP_FORMAT_JSON, NULL, NULL), LP_ERR_INVALID);
+    lp_session_close(s);
+}
+
 typedef struct seen {
     int calls, warmup_done, profile_done, done;
     int in_order;
@@ -362,6 +407,7 @@ int main(void) {
         cmocka_unit_test(trace_in_graph_mode_nests_and_adds_up),
         cmocka_unit_test(trace_iterations_caps_the_timeline),
         cmocka_unit_test(a_trace_needs_a_timeline),
+        cmocka_unit_test(a_write_callback_gets_what_a_file_gets),
         cmocka_unit_test(progress_reports_warmup_and_iterations_in_order),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

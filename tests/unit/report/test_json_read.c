@@ -206,6 +206,82 @@ static void schema_1_m2_and_schema_2_std_read_alike(void **state) {
     unlink(path);
 }
 
+static int append_piece(void *payload, const char *data, size_t size) {
+    FILE *f = payload;
+    return fwrite(data, 1, size, f) == size ? 0 : 1;
+}
+
+static int refuse_piece(void *payload, const char *data, size_t size) {
+    (void)payload, (void)data, (void)size;
+    return 1;
+}
+
+/* A report renders with a session's display options, to a FILE or a write callback. */
+static void reports_render_with_display_options_and_to_a_callback(void **state) {
+    (void)state;
+    lp_tree t;
+    fx_small(&t);
+    char *text = json_of(&t, NULL);
+    const char *path = temp_file_with(text);
+    lp_report *r = NULL;
+    assert_int_equal(lp_report_load(&r, path), LP_OK);
+    FILE *f = fx_open();
+    assert_int_equal(lp_report_render(r, LP_FORMAT_TREE, f), LP_OK);
+    char *plain = fx_close(f);
+
+    lp_options display;
+    lp_options_init(&display);
+    display.depth = 0;
+    display.ascii = 1;
+    static const char *const columns[] = {"calls", "self_cpu"};
+    display.columns = columns;
+    display.n_columns = 2;
+    f = fx_open();
+    assert_int_equal(lp_report_render_with(r, LP_FORMAT_TREE, &display, f), LP_OK);
+    char *shaped = fx_close(f);
+    assert_string_not_equal(plain, shaped);
+    assert_non_null(strstr(shaped, "Number of Calls | Self CPU total"));
+    assert_null(strstr(shaped, "CPU total |")); /* only the two columns */
+    assert_null(strstr(shaped, "\n|-- "));      /* depth 0: the root alone */
+    assert_null(strstr(shaped, "\n`-- "));
+    assert_non_null(strstr(shaped, "folded into their ancestor"));
+    display.depth = -1; /* every module, drawn in ASCII */
+    f = fx_open();
+    assert_int_equal(lp_report_render_with(r, LP_FORMAT_TREE, &display, f), LP_OK);
+    char *ascii = fx_close(f);
+    assert_non_null(strstr(ascii, "\n`-- "));
+    assert_null(strstr(ascii, "\xe2\x94"));     /* no box-drawing glyph */
+    assert_non_null(strstr(plain, "\xe2\x94")); /* which the default has */
+    free(ascii);
+    display.depth = 0;
+
+    /* The callback gets the same bytes as the FILE. */
+    FILE *pieces = fx_open();
+    assert_int_equal(lp_report_render_to(r, LP_FORMAT_TREE, &display, append_piece, pieces), LP_OK);
+    char *via_callback = fx_close(pieces);
+    assert_string_equal(via_callback, shaped);
+    assert_int_equal(lp_report_render_to(r, LP_FORMAT_TREE, NULL, refuse_piece, NULL), LP_ERR_IO);
+    assert_non_null(strstr(lp_error_last(), "write callback refused"));
+
+    /* An unknown column is refused before anything is written. */
+    static const char *const wrong[] = {"calls", "self_cpux"};
+    display.columns = wrong;
+    f = fx_open();
+    assert_int_equal(lp_report_render_with(r, LP_FORMAT_TREE, &display, f), LP_ERR_NOT_FOUND);
+    char *nothing = fx_close(f);
+    assert_string_equal(nothing, "");
+    assert_non_null(strstr(lp_error_last(), "self_cpux"));
+
+    free(plain);
+    free(shaped);
+    free(via_callback);
+    free(nothing);
+    free(text);
+    lp_report_free(r);
+    unlink(path);
+    lp_tree_free(&t);
+}
+
 static void report_nodes_read_back_like_session_nodes(void **state) {
     (void)state;
     lp_tree t;
@@ -305,6 +381,7 @@ int main(void) {
         cmocka_unit_test(a_report_without_kind_or_time_reads_as_modules_without_statistics),
         cmocka_unit_test(schema_1_m2_and_schema_2_std_read_alike),
         cmocka_unit_test(report_nodes_read_back_like_session_nodes),
+        cmocka_unit_test(reports_render_with_display_options_and_to_a_callback),
         cmocka_unit_test(loading_a_file_that_is_not_a_report_names_the_problem),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
