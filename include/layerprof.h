@@ -241,7 +241,12 @@ typedef struct lp_session lp_session;
  * then holds that cycle's figures: read or render them here. */
 typedef void (*lp_cycle_fn)(lp_session *session, int cycle, void *payload);
 
-#define LP_OPTIONS_VERSION 2
+/* The options' layout version. A program holds the version of the layerprof.h it was built
+ * against (lp_options_init writes it), and the library reads every version from 2 on: fields a
+ * version lacks read as their defaults, and nothing is written past its end. 2: every field up to
+ * `store`, with the shorter lp_input_spec of that time (no `kind` and after). 3: adds `libraries`
+ * and structured inputs. */
+#define LP_OPTIONS_VERSION 3
 
 /* Where lp_options_set makes the strings and arrays it sets point (opaque). */
 typedef struct lp_options_store lp_options_store;
@@ -322,8 +327,13 @@ typedef struct lp_options {
     size_t n_libraries;
 } lp_options;
 
-/* Fills `opts` with the defaults (the table's: docs/config.md). */
-LP_API void lp_options_init(lp_options *opts);
+/* Fills `opts` with the defaults (the table's: docs/config.md) as a struct of `version`, writing
+ * none of the fields a later version added. LP_ERR_INVALID, with nothing written, for a version
+ * this library does not know (older than 2, or newer than LP_OPTIONS_VERSION). */
+LP_API int lp_options_init_version(lp_options *opts, unsigned version);
+
+/* Fills `opts` with the defaults, as a struct of the version this header describes. */
+#define lp_options_init(opts) ((void)lp_options_init_version((opts), LP_OPTIONS_VERSION))
 
 /* Checks every value the option table knows, as lp_options_set and the YAML reader would: ranges,
  * enum values, the device, column ids (display.columns, display.sort), output formats, inputs,
@@ -351,7 +361,7 @@ LP_API int lp_options_validate(const lp_options *opts);
  * closest one. LP_ERR_NOMEM when out of memory. */
 LP_API int lp_options_set(lp_options *opts, const char *key, const char *value);
 
-/* Frees opts->store and re-initialises *opts with lp_options_init, so nothing in it dangles.
+/* Frees opts->store and re-initialises *opts (at its own version), so nothing in it dangles.
  * Copies made before it point into freed memory. NULL is allowed. */
 LP_API void lp_options_release(lp_options *opts);
 

@@ -14,6 +14,7 @@
 #include "base/error.h"
 #include "base/sysmem.h"
 #include "base/units.h"
+#include "config/options_version.h"
 #include "config/schedule.h"
 #include "model/paths.h"
 
@@ -180,9 +181,22 @@ static int exec_of(lp_mode mode) {
     return mode == LP_MODE_HOOKS ? LPS_EXEC_HOOKS : LPS_EXEC_MARKERS;
 }
 
-int lp_session_open(lp_session **out, const lp_options *opts) {
+static int open_session(lp_session **out, const lp_options *opts);
+
+int lp_session_open(lp_session **out, const lp_options *in) {
     if (!out) return lp_error_set(LP_ERR_INVALID, "lp_session_open: out is NULL");
     *out = NULL;
+    if (!in) return lp_error_set(LP_ERR_INVALID, "lp_session_open: options are NULL");
+    /* An older version's missing fields read as their defaults; the session copies what it
+     * keeps, so the view is closed at once. */
+    lp_options_view view;
+    int rc = lp_options_view_open(&view, in, "lp_session_open");
+    if (!rc) rc = open_session(out, &view.opts);
+    lp_options_view_close(&view);
+    return rc;
+}
+
+static int open_session(lp_session **out, const lp_options *opts) {
     int rc = lp_options_validate(opts); /* every value the option table knows */
     if (rc) return rc;
     for (size_t i = 0; i < opts->n_outputs; i++)

@@ -9,6 +9,7 @@
 #include "config/option_table.h"
 #include "config/option_values.h"
 #include "config/options.h"
+#include "config/options_version.h"
 #include "layerprof.h"
 
 void lp_opt_reset(const lp_opt *opt, lp_options *o) {
@@ -46,15 +47,20 @@ void lp_opt_reset(const lp_opt *opt, lp_options *o) {
     }
 }
 
-void lp_options_init(lp_options *opts) {
-    if (!opts) return;
+int lp_options_init_version(lp_options *opts, unsigned version) {
+    if (!opts) return lp_error_set(LP_ERR_INVALID, "lp_options_init: NULL options");
+    lp_options full; /* the current struct, of which the caller's version is a prefix */
     /* What no row covers (callbacks and their payloads, the store) starts zero: off. */
-    memset(opts, 0, sizeof *opts);
-    opts->version = LP_OPTIONS_VERSION;
+    memset(&full, 0, sizeof full);
+    full.version = version;
+    int rc = lp_options_check_version(&full, "lp_options_init");
+    if (rc) return rc;
     size_t n;
     const lp_opt *all = lp_opt_all(&n);
     for (size_t i = 0; i < n; i++)
-        if (!(all[i].flags & LP_OPTF_BY_PARENT)) lp_opt_reset(&all[i], opts);
+        if (!(all[i].flags & LP_OPTF_BY_PARENT)) lp_opt_reset(&all[i], &full);
+    memcpy(opts, &full, lp_options_size_of(version));
+    return LP_OK;
 }
 
 /* "cpu", "cuda", "cuda:N". */
@@ -198,12 +204,18 @@ static int validate_row(const lp_opt *opt, const lp_options *o) {
     }
 }
 
-int lp_options_validate(const lp_options *o) {
-    if (!o) return lp_error_set(LP_ERR_INVALID, "options are NULL");
-    if (o->version != LP_OPTIONS_VERSION)
-        return lp_error_set(LP_ERR_INVALID,
-                            "options version %u is not %u: initialise with lp_options_init",
-                            o->version, LP_OPTIONS_VERSION);
+static int validate_rows(const lp_options *o);
+
+int lp_options_validate(const lp_options *in) {
+    if (!in) return lp_error_set(LP_ERR_INVALID, "options are NULL");
+    lp_options_view view; /* an older version's missing fields read as their defaults */
+    int rc = lp_options_view_open(&view, in, "lp_options_validate");
+    if (!rc) rc = validate_rows(&view.opts);
+    lp_options_view_close(&view);
+    return rc;
+}
+
+static int validate_rows(const lp_options *o) {
     size_t n;
     const lp_opt *all = lp_opt_all(&n);
     for (size_t i = 0; i < n; i++) {

@@ -10,6 +10,7 @@
 #include "config/option_table.h"
 #include "config/option_values.h"
 #include "config/options.h"
+#include "config/options_version.h"
 #include "layerprof.h"
 
 struct lp_options_store {
@@ -48,14 +49,36 @@ static int unknown_key(const char *key) {
                         key);
 }
 
+/* Whether a struct of `version` holds the row's fields (a mapping: every key of it), in the layout
+ * the row writes: version 2's input list has the shorter entries, which only lp_options_view
+ * reads. */
+static int row_fits(const lp_opt *opt, unsigned version) {
+    if (opt->type == LP_OPT_MAPPING) {
+        size_t n;
+        const lp_opt *all = lp_opt_all(&n);
+        for (size_t i = 0; i < n; i++)
+            if (lp_opt_in_mapping(&all[i], opt->key) && !row_fits(&all[i], version)) return 0;
+        return 1;
+    }
+    if ((opt->type == LP_OPT_INPUTS || opt->type == LP_OPT_INPUT_FILE ||
+         opt->type == LP_OPT_INPUT_SAVED) &&
+        version < 3)
+        return 0;
+    return lp_options_version_holds(version, opt->offset) &&
+           (!opt->count_offset || lp_options_version_holds(version, opt->count_offset));
+}
+
 int lp_options_set(lp_options *opts, const char *key, const char *value) {
     if (!opts || !key) return lp_error_set(LP_ERR_INVALID, "lp_options_set: NULL argument");
-    if (opts->version != LP_OPTIONS_VERSION)
-        return lp_error_set(LP_ERR_INVALID,
-                            "options version %u is not %u: initialise with lp_options_init",
-                            opts->version, LP_OPTIONS_VERSION);
+    int rc = lp_options_check_version(opts, "lp_options_set");
+    if (rc) return rc;
     const lp_opt *opt = lp_opt_find(key);
     if (!opt) return unknown_key(key);
+    if (!row_fits(opt, opts->version))
+        return lp_error_set(LP_ERR_INVALID,
+                            "'%s' needs options version %u; these are version %u (built against "
+                            "an older layerprof.h): rebuild to set it",
+                            key, LP_OPTIONS_VERSION, opts->version);
     if (!value) {
         lp_opt_reset(opt, opts);
         return LP_OK;
@@ -73,5 +96,6 @@ void lp_options_release(lp_options *opts) {
         lp_arena_free(opts->store->arena);
         free(opts->store);
     }
-    lp_options_init(opts);
+    /* At the caller's own version, when it is one this library knows. */
+    if (lp_options_init_version(opts, opts->version) != LP_OK) lp_options_init(opts);
 }

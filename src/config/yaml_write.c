@@ -16,6 +16,7 @@
 #include "config/input_spec.h"
 #include "config/names.h"
 #include "config/option_table.h"
+#include "config/options_version.h"
 #include "layerprof.h"
 
 /* Decodes one UTF-8 character of a NUL-terminated string. Returns its length in bytes, or 0 when
@@ -330,8 +331,18 @@ static void put_row(FILE *out, const lp_opt *opt, const lp_options *o) {
     }
 }
 
-int lp_options_write_yaml(const lp_options *o, FILE *out) {
-    if (!o || !out) return lp_error_set(LP_ERR_INVALID, "lp_options_write_yaml: NULL argument");
+static int write_rows(const lp_options *o, FILE *out);
+
+int lp_options_write_yaml(const lp_options *in, FILE *out) {
+    if (!in || !out) return lp_error_set(LP_ERR_INVALID, "lp_options_write_yaml: NULL argument");
+    lp_options_view view; /* an older version's missing fields read as their defaults */
+    int rc = lp_options_view_open(&view, in, "lp_options_write_yaml");
+    if (!rc) rc = write_rows(&view.opts, out);
+    lp_options_view_close(&view);
+    return rc;
+}
+
+static int write_rows(const lp_options *o, FILE *out) {
     size_t n;
     const lp_opt *all = lp_opt_all(&n);
     for (size_t i = 0; i < n; i++) {

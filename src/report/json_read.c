@@ -367,7 +367,13 @@ int lp_report_render_with(const lp_report *r, lp_format format, const lp_options
     if (!r || !out) return lp_error_set(LP_ERR_INVALID, "lp_report_render_with: NULL argument");
     lp_render_opts ro;
     lp_render_opts_init(&ro);
-    if (display) { /* as lp_session_render takes them from the session's options */
+    if (display && (display->version < 2 || display->version > LP_OPTIONS_VERSION))
+        return lp_error_set(LP_ERR_INVALID,
+                            "lp_report_render_with: display options of version %u: initialise "
+                            "them with lp_options_init",
+                            display->version);
+    if (display) { /* as lp_session_render takes them from the session's options (every field
+                      read here is in version 2 already) */
         ro.depth = display->depth;
         ro.sort = display->sort;
         ro.top = display->top;
