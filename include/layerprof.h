@@ -558,8 +558,14 @@ typedef struct lp_node_info {
  * here, it first merges what was recorded since the last read. */
 LP_API int lp_session_node_count(const lp_session *session, size_t *out);
 
-/* Fills `out` for node `index`; its strings stay valid until lp_session_close. */
-LP_API int lp_session_node(const lp_session *session, size_t index, lp_node_info *out);
+/* Fills `out` for node `index`; its strings stay valid until lp_session_close.
+ * The output structs' getters are macros that pass the caller's sizeof: a program built against
+ * an older layerprof.h, whose struct is smaller, gets its fields and nothing is written past
+ * them (fields are only added at the end). The _sized functions are what they call. */
+LP_API int lp_session_node_sized(const lp_session *session, size_t index, lp_node_info *out,
+                                 size_t out_size);
+#define lp_session_node(session, index, out)                                                       \
+    lp_session_node_sized((session), (index), (out), sizeof *(out))
 
 /* Finds a node by dotted path (`path` is borrowed for the call). *out receives its index, valid
  * until more is recorded (see "Lifetimes" above). */
@@ -600,7 +606,10 @@ typedef struct lp_op_info {
 LP_API int lp_session_op_count(const lp_session *session, size_t *out);
 
 /* Fills `out` for op row `index`; its strings stay valid until lp_session_close. */
-LP_API int lp_session_op(const lp_session *session, size_t index, lp_op_info *out);
+LP_API int lp_session_op_sized(const lp_session *session, size_t index, lp_op_info *out,
+                               size_t out_size);
+#define lp_session_op(session, index, out)                                                         \
+    lp_session_op_sized((session), (index), (out), sizeof *(out))
 
 /* What a run did, beyond the tree. */
 typedef struct lp_run_info {
@@ -612,7 +621,9 @@ typedef struct lp_run_info {
     uint64_t graph_sites_hit;      /* always 0, likewise */
 } lp_run_info;
 
-LP_API int lp_session_run_info(const lp_session *session, lp_run_info *out);
+LP_API int lp_session_run_info_sized(const lp_session *session, lp_run_info *out,
+                                     size_t out_size);
+#define lp_session_run_info(session, out) lp_session_run_info_sized((session), (out), sizeof *(out))
 
 /* ------------------------------------------------------------------------------------------ */
 /* Reports read back from JSON files (LP_FORMAT_JSON), and compared                           */
@@ -636,12 +647,17 @@ typedef struct lp_report_meta {
     uint64_t iterations; /* every raw_* sum is over these */
 } lp_report_meta;
 
-LP_API int lp_report_get_meta(const lp_report *report, lp_report_meta *out);
+LP_API int lp_report_get_meta_sized(const lp_report *report, lp_report_meta *out,
+                                    size_t out_size);
+#define lp_report_get_meta(report, out) lp_report_get_meta_sized((report), (out), sizeof *(out))
 
 /* The module tree, as lp_session_node_count / lp_session_node / lp_session_find do. A report never
  * changes: indices and strings are valid until lp_report_free. */
 LP_API int lp_report_node_count(const lp_report *report, size_t *out);
-LP_API int lp_report_node(const lp_report *report, size_t index, lp_node_info *out);
+LP_API int lp_report_node_sized(const lp_report *report, size_t index, lp_node_info *out,
+                                size_t out_size);
+#define lp_report_node(report, index, out)                                                         \
+    lp_report_node_sized((report), (index), (out), sizeof *(out))
 LP_API int lp_report_find(const lp_report *report, const char *path, size_t *out);
 
 /* Renders the report in `format` with default display options. LP_FORMAT_JSON writes back the

@@ -4,6 +4,7 @@
 
 #include "api/session_internal.h"
 #include "base/error.h"
+#include "base/out_size.h"
 #include "model/node_info.h"
 
 int lp_session_node_count(const lp_session *s, size_t *out) {
@@ -12,9 +13,13 @@ int lp_session_node_count(const lp_session *s, size_t *out) {
     return LP_OK;
 }
 
-int lp_session_node(const lp_session *s, size_t index, lp_node_info *out) {
+int lp_session_node_sized(const lp_session *s, size_t index, lp_node_info *out, size_t size) {
     if (!s || !out) return lp_error_set(LP_ERR_INVALID, "lp_session_node: NULL argument");
-    return lp_tree_node_info(session_report_tree(s), index, out, "lp_session_node");
+    lp_node_info full;
+    int rc = lp_out_size_check(size, LP_NODE_INFO_SIZE_1, "lp_node_info", "lp_session_node");
+    if (!rc) rc = lp_tree_node_info(session_report_tree(s), index, &full, "lp_session_node");
+    if (!rc) lp_out_copy(out, size, &full, sizeof full);
+    return rc;
 }
 
 int lp_session_find(const lp_session *s, const char *path, size_t *out) {
@@ -35,8 +40,7 @@ int lp_session_op_count(const lp_session *s, size_t *out) {
     return LP_OK;
 }
 
-int lp_session_op(const lp_session *s, size_t index, lp_op_info *out) {
-    if (!s || !out) return lp_error_set(LP_ERR_INVALID, "lp_session_op: NULL argument");
+static int op_info(const lp_session *s, size_t index, lp_op_info *out) {
     const lp_tree *t = session_report_tree(s);
     if (index >= t->n_ops)
         return lp_error_set(LP_ERR_INVALID, "op row %zu out of range (%zu op rows)", index,
@@ -65,8 +69,20 @@ int lp_session_op(const lp_session *s, size_t index, lp_op_info *out) {
     return LP_OK;
 }
 
-int lp_session_run_info(const lp_session *s, lp_run_info *out) {
-    if (!s || !out) return lp_error_set(LP_ERR_INVALID, "lp_session_run_info: NULL argument");
+int lp_session_op_sized(const lp_session *s, size_t index, lp_op_info *out, size_t size) {
+    if (!s || !out) return lp_error_set(LP_ERR_INVALID, "lp_session_op: NULL argument");
+    lp_op_info full;
+    int rc = lp_out_size_check(size, LP_OP_INFO_SIZE_1, "lp_op_info", "lp_session_op");
+    if (!rc) rc = op_info(s, index, &full);
+    if (!rc) lp_out_copy(out, size, &full, sizeof full);
+    return rc;
+}
+
+int lp_session_run_info_sized(const lp_session *s, lp_run_info *caller, size_t size) {
+    if (!s || !caller) return lp_error_set(LP_ERR_INVALID, "lp_session_run_info: NULL argument");
+    int rc = lp_out_size_check(size, LP_RUN_INFO_SIZE_1, "lp_run_info", "lp_session_run_info");
+    if (rc) return rc;
+    lp_run_info full, *out = &full;
     memset(out, 0, sizeof *out);
     lp_collector_stats st;
     lp_collector_get_stats(s->collector, &st);
@@ -74,6 +90,7 @@ int lp_session_run_info(const lp_session *s, lp_run_info *out) {
     out->driver_ns = s->driver_ns;
     out->events = st.events;
     out->dropped = st.dropped + st.unbalanced;
+    lp_out_copy(caller, size, &full, sizeof full);
     return LP_OK;
 }
 

@@ -10,6 +10,7 @@
 
 #include "base/callback_file.h"
 #include "base/error.h"
+#include "base/out_size.h"
 #include "model/node_info.h"
 #include "report/json_report.h"
 #include "report/render.h"
@@ -316,8 +317,12 @@ static const char *run_str(const lp_report *r, const char *key) {
     return s ? s : "";
 }
 
-int lp_report_get_meta(const lp_report *r, lp_report_meta *out) {
-    if (!r || !out) return lp_error_set(LP_ERR_INVALID, "lp_report_get_meta: NULL argument");
+int lp_report_get_meta_sized(const lp_report *r, lp_report_meta *caller, size_t size) {
+    if (!r || !caller) return lp_error_set(LP_ERR_INVALID, "lp_report_get_meta: NULL argument");
+    int rc = lp_out_size_check(size, LP_REPORT_META_SIZE_1, "lp_report_meta", "lp_report_get_meta");
+    if (rc) return rc;
+    lp_report_meta full, *out = &full;
+    memset(out, 0, sizeof *out);
     out->schema_version = r->schema_version;
     out->model = run_str(r, "model");
     out->device = run_str(r, "device");
@@ -326,6 +331,7 @@ int lp_report_get_meta(const lp_report *r, lp_report_meta *out) {
     out->layerprof_version = run_str(r, "layerprof_version");
     out->date = run_str(r, "date");
     out->iterations = r->tree.iterations;
+    lp_out_copy(caller, size, &full, sizeof full);
     return LP_OK;
 }
 
@@ -335,9 +341,13 @@ int lp_report_node_count(const lp_report *r, size_t *out) {
     return LP_OK;
 }
 
-int lp_report_node(const lp_report *r, size_t index, lp_node_info *out) {
+int lp_report_node_sized(const lp_report *r, size_t index, lp_node_info *out, size_t size) {
     if (!r || !out) return lp_error_set(LP_ERR_INVALID, "lp_report_node: NULL argument");
-    return lp_tree_node_info(&r->tree, index, out, "lp_report_node");
+    lp_node_info full;
+    int rc = lp_out_size_check(size, LP_NODE_INFO_SIZE_1, "lp_node_info", "lp_report_node");
+    if (!rc) rc = lp_tree_node_info(&r->tree, index, &full, "lp_report_node");
+    if (!rc) lp_out_copy(out, size, &full, sizeof full);
+    return rc;
 }
 
 int lp_report_find(const lp_report *r, const char *path, size_t *out) {

@@ -202,15 +202,15 @@ static void session_functions_refuse_null_arguments(void **state) {
     EXPECT_ERROR(LP_ERR_INVALID, lp_session_forward_output(s, 0, NULL, &size));
     EXPECT_ERROR(LP_ERR_INVALID, lp_session_forward_output(s, 1, &bytes, NULL));
     EXPECT_ERROR(LP_ERR_INVALID, lp_session_node_count(s, NULL));
-    EXPECT_ERROR(LP_ERR_INVALID, lp_session_node(s, 0, NULL));
+    EXPECT_ERROR(LP_ERR_INVALID, lp_session_node_sized(s, 0, NULL, sizeof(lp_node_info)));
     EXPECT_ERROR(LP_ERR_INVALID, lp_session_node(s, SIZE_MAX, &(lp_node_info){0}));
     EXPECT_ERROR(LP_ERR_INVALID, lp_session_find(s, NULL, &n));
     EXPECT_ERROR(LP_ERR_INVALID, lp_session_find(s, "", NULL));
     EXPECT_ERROR(LP_ERR_NOT_FOUND, lp_session_find(s, "no.such.module", &n));
     EXPECT_ERROR(LP_ERR_INVALID, lp_session_op_count(s, NULL));
-    EXPECT_ERROR(LP_ERR_INVALID, lp_session_op(s, 0, NULL));
+    EXPECT_ERROR(LP_ERR_INVALID, lp_session_op_sized(s, 0, NULL, sizeof(lp_op_info)));
     EXPECT_ERROR(LP_ERR_INVALID, lp_session_op(s, SIZE_MAX, &(lp_op_info){0}));
-    EXPECT_ERROR(LP_ERR_INVALID, lp_session_run_info(s, NULL));
+    EXPECT_ERROR(LP_ERR_INVALID, lp_session_run_info_sized(s, NULL, sizeof(lp_run_info)));
     lp_session_close(s);
 }
 

@@ -282,6 +282,54 @@ static void reports_render_with_display_options_and_to_a_callback(void **state) 
     lp_tree_free(&t);
 }
 
+/* Output structs are filled through macros that pass the caller's sizeof. A struct from a newer
+ * header (larger) gets this library's fields and the rest is left alone; one smaller than the
+ * first version is refused with nothing written. */
+static void getters_write_no_more_than_the_callers_struct(void **state) {
+    (void)state;
+    lp_tree t;
+    fx_small(&t);
+    char *text = json_of(&t, NULL);
+    const char *path = temp_file_with(text);
+    lp_report *r = NULL;
+    assert_int_equal(lp_report_load(&r, path), LP_OK);
+    struct {
+        lp_node_info info;
+        unsigned char newer_fields[64];
+    } big;
+    memset(&big, 0xCD, sizeof big);
+    assert_int_equal(lp_report_node_sized(r, 0, &big.info, sizeof big), LP_OK);
+    assert_string_equal(big.info.class_name, "Net");
+    for (size_t i = 0; i < sizeof big.newer_fields; i++)
+        assert_int_equal(big.newer_fields[i], 0xCD);
+    lp_node_info exact;
+    assert_int_equal(lp_report_node(r, 0, &exact), LP_OK); /* the macro: sizeof exact */
+    assert_memory_equal(&exact, &big.info, sizeof exact);
+
+    unsigned char small[sizeof(lp_node_info)];
+    memset(small, 0xCD, sizeof small);
+    assert_int_equal(lp_report_node_sized(r, 0, (lp_node_info *)(void *)small, 16), LP_ERR_INVALID);
+    assert_non_null(strstr(lp_error_last(), "a lp_node_info of 16 bytes is smaller than any"));
+    for (size_t i = 0; i < sizeof small; i++)
+        assert_int_equal(small[i], 0xCD);
+
+    struct {
+        lp_report_meta meta;
+        unsigned char newer_fields[32];
+    } meta;
+    memset(&meta, 0xCD, sizeof meta);
+    assert_int_equal(lp_report_get_meta_sized(r, &meta.meta, sizeof meta), LP_OK);
+    assert_int_equal(meta.meta.schema_version, 2);
+    for (size_t i = 0; i < sizeof meta.newer_fields; i++)
+        assert_int_equal(meta.newer_fields[i], 0xCD);
+    assert_int_equal(lp_report_get_meta_sized(r, &meta.meta, 8), LP_ERR_INVALID);
+
+    free(text);
+    lp_report_free(r);
+    unlink(path);
+    lp_tree_free(&t);
+}
+
 static void report_nodes_read_back_like_session_nodes(void **state) {
     (void)state;
     lp_tree t;
@@ -382,6 +430,7 @@ int main(void) {
         cmocka_unit_test(schema_1_m2_and_schema_2_std_read_alike),
         cmocka_unit_test(report_nodes_read_back_like_session_nodes),
         cmocka_unit_test(reports_render_with_display_options_and_to_a_callback),
+        cmocka_unit_test(getters_write_no_more_than_the_callers_struct),
         cmocka_unit_test(loading_a_file_that_is_not_a_report_names_the_problem),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
