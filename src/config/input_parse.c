@@ -3,7 +3,6 @@
  * and their shape check. The tensor spec itself is input_spec.c's. */
 #include <ctype.h>
 #include <errno.h>
-#include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -11,6 +10,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "config/input_spec.h"
 #include "layerprof.h"
 
 /* Deeper nesting than any model's signature; the limit keeps a hostile string off the stack. */
@@ -71,19 +71,6 @@ static int parse_int(const char *s, size_t len, int64_t *out) {
     return 1;
 }
 
-static int parse_real(const char *s, size_t len, double *out) {
-    char buf[64];
-    if (len == 0 || len >= sizeof buf) return 0;
-    memcpy(buf, s, len);
-    buf[len] = '\0';
-    char *end;
-    errno = 0;
-    double v = strtod(buf, &end);
-    if (*end || errno || !isfinite(v)) return 0;
-    *out = v;
-    return 1;
-}
-
 static int bad_atom(parser *ps, const char *s, size_t len, const char *why) {
     return lp_error_set(LP_ERR_INVALID, "input '%s': %s '%.*s'", ps->text, why, (int)len, s);
 }
@@ -123,7 +110,7 @@ static int atom(parser *ps, int top) {
     }
     if (starts(s, len, "float:")) {
         if (!(spec = emit(ps, LP_INPUT_FLOAT))) return LP_ERR_INVALID;
-        return parse_real(s + 6, len - 6, &spec->real) ? LP_OK : bad_atom(ps, s, len, "bad number");
+        return lp_parse_finite(s + 6, len - 6, &spec->real) ? LP_OK : bad_atom(ps, s, len, "bad number");
     }
     if (starts(s, len, "bool:")) {
         if (!(spec = emit(ps, LP_INPUT_BOOL))) return LP_ERR_INVALID;

@@ -107,7 +107,7 @@ static int parse_shape(const char *s, size_t len, lp_input_spec *out, const char
     return LP_OK;
 }
 
-static int parse_number(const char *s, size_t len, double *out) {
+int lp_parse_finite(const char *s, size_t len, double *out) {
     char buf[64];
     if (len == 0 || len >= sizeof buf) return 0;
     memcpy(buf, s, len);
@@ -136,8 +136,8 @@ static int parse_fill(const char *s, size_t len, lp_input_spec *out, const char 
                 break;
             }
         double lo, hi;
-        if (!dots || !parse_number(s, (size_t)(dots - s), &lo) ||
-            !parse_number(dots + 2, len - (size_t)(dots - s) - 2, &hi))
+        if (!dots || !lp_parse_finite(s, (size_t)(dots - s), &lo) ||
+            !lp_parse_finite(dots + 2, len - (size_t)(dots - s) - 2, &hi))
             return lp_error_set(
                 LP_ERR_INVALID,
                 "input '%s': unknown fill '%.*s' (random, zeros, ones, or a range LO..HI)", whole,

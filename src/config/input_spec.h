@@ -11,4 +11,7 @@
 int lp_dtype_from_name(const char *name, size_t len, lp_dtype *out);
 int lp_dtype_is_integer(lp_dtype dtype);
 
+/* 1 and *out set when `s[0..len)` is a whole finite number ("0.5", "-1e3"). */
+int lp_parse_finite(const char *s, size_t len, double *out);
+
 #endif
