@@ -1,5 +1,9 @@
 /* fuzz_input_spec.c: libFuzzer target for the --input and --input-file parsers.
  *
+ * The same bytes are also one structured argument (lp_input_parse: lists, tuples, dicts, scalars,
+ * none, saved:FILE): refused with LP_ERR_INVALID and a message, or entries that form one whole
+ * value, which lp_input_format writes into text that parses into the very same entries.
+ *
  * Every input is read as a spec (`SHAPE[:DTYPE][:FILL]`) and as a file spec (`FILE:SHAPE[:DTYPE]`).
  * Each must either be refused with LP_ERR_INVALID and a message naming the input, or give a spec
  * that is valid (1..LP_MAX_DIMS positive dimensions, a known dtype, a non-empty range), whose size
@@ -66,6 +70,48 @@ static void check_round_trip(const lp_input_spec *s, int is_file) {
     free(text);
 }
 
+static int same_entry(const lp_input_spec *a, const lp_input_spec *b) {
+    if (a->kind != b->kind || a->n_items != b->n_items || a->integer != b->integer ||
+        memcmp(&a->real, &b->real, sizeof a->real) != 0 || strcmp(a->file, b->file) != 0)
+        return 0;
+    if (a->kind != LP_INPUT_TENSOR) return 1;
+    int same = a->ndim == b->ndim && a->dtype == b->dtype && a->fill == b->fill &&
+               a->has_range == b->has_range &&
+               memcmp(a->shape, b->shape, (size_t)a->ndim * sizeof a->shape[0]) == 0;
+    return same && (!a->has_range || (a->low == b->low && a->high == b->high));
+}
+
+#define MAX_ENTRIES LP_MAX_INPUTS
+
+static void check_structured(const char *text) {
+    static lp_input_spec first[MAX_ENTRIES], again[MAX_ENTRIES];
+    size_t n = 0, m = 0;
+    int rc = lp_input_parse(text, first, MAX_ENTRIES, &n);
+    if (rc != LP_OK) {
+        check_refusal(rc, "lp_input_parse");
+        return;
+    }
+    if (n == 0 || lp_input_value_size(first, n) != n) {
+        fprintf(stderr, "lp_input_parse gave %zu entries that are not one whole value\n", n);
+        abort();
+    }
+    int need = lp_input_format(first, n, NULL, 0);
+    if (need < 0) abort();
+    char *written = malloc((size_t)need + 1);
+    if (!written) abort();
+    if (lp_input_format(first, n, written, (size_t)need + 1) != need) abort();
+    if (lp_input_parse(written, again, MAX_ENTRIES, &m) != LP_OK) {
+        fprintf(stderr, "written argument '%s' does not parse: %s\n", written, lp_error_last());
+        abort();
+    }
+    for (size_t i = 0; i < n; i++)
+        if (m != n || !same_entry(&first[i], &again[i])) {
+            fprintf(stderr, "round trip through '%s' changed entry %zu\n", written, i);
+            abort();
+        }
+    free(written);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     char *text = malloc(size + 1); /* the API takes a NUL-terminated string */
     if (!text) return 0;
@@ -88,6 +134,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     } else {
         check_refusal(rc, "lp_input_file_spec_parse");
     }
+    check_structured(text);
     free(text);
     return 0;
 }

@@ -45,9 +45,12 @@ static lp_input_spec *emit(parser *ps, lp_input_kind kind) {
 }
 
 /* An atom (a tensor spec or a scalar) runs to the end of the argument at the top level, and to
- * the next ',' or closing bracket inside a container; surrounding spaces are not part of it. */
+ * the next ',' or closing bracket inside a container; surrounding spaces are not part of it. But
+ * a top-level str: or saved: takes the rest of the argument as it is, trailing spaces and all,
+ * so that every text and file name lp_input_format writes reads back the same. */
 static size_t atom_length(const parser *ps, int top) {
     size_t len = top ? strlen(ps->p) : strcspn(ps->p, ",)]}");
+    if (top && (strncmp(ps->p, "str:", 4) == 0 || strncmp(ps->p, "saved:", 6) == 0)) return len;
     while (len && isspace((unsigned char)ps->p[len - 1]))
         len--;
     return len;
@@ -136,11 +139,13 @@ static int atom(parser *ps, int top) {
                         (int)len, s, k_syntax);
 }
 
-/* A dict key: int:N, or a bare word (a string) up to the ':' that ends it. */
+/* A dict key: int:N (a digit or a sign right after "int:"), or a bare word (a string) up to the
+ * ':' that ends it; so "int: x" is the word "int" and its value. */
 static int dict_key(parser *ps) {
     const char *s = ps->p;
     lp_input_spec *spec;
-    if (strncmp(s, "int:", 4) == 0) {
+    if (strncmp(s, "int:", 4) == 0 &&
+        (isdigit((unsigned char)s[4]) || s[4] == '-' || s[4] == '+')) {
         size_t len = 4;
         if (s[len] == '-' || s[len] == '+') len++;
         while (isdigit((unsigned char)s[len]))

@@ -95,6 +95,17 @@ static void test_a_top_level_string_keeps_its_commas(void **state) {
     assert_int_equal(p->n, 1);
     assert_string_equal(p->e[0].file, "a, b]");
     free(p);
+    /* ... and its trailing spaces and newlines, as a file name after saved: does (the fuzzer's
+     * find: they were trimmed, so what lp_input_format wrote read back shorter). */
+    p = parse("saved:a.pt \n");
+    assert_string_equal(p->e[0].file, "a.pt \n");
+    char buf[64];
+    lp_input_format(p->e, p->n, buf, sizeof buf);
+    assert_string_equal(buf, "saved:a.pt \n");
+    free(p);
+    p = parse("  str: x ");
+    assert_string_equal(p->e[0].file, " x ");
+    free(p);
 }
 
 static void test_dicts_take_word_and_int_keys(void **state) {
@@ -113,6 +124,15 @@ static void test_dicts_take_word_and_int_keys(void **state) {
     assert_int_equal(p->e[6].dtype, LP_DTYPE_INT64);
     assert_true(p->e[6].low == 0 && p->e[6].high == 90);
     assert_formats_as(p, "{boxes: 4x4:float32, int:7: none, labels: 4:int64:0..90}");
+    free(p);
+    /* The word "int" as a key is not an int key (the fuzzer's find: it was written "int: none",
+     * which read back as a bad int key). */
+    p = parse("{int : none, int:-2: none}");
+    assert_int_equal(p->e[1].kind, LP_INPUT_STR);
+    assert_string_equal(p->e[1].file, "int");
+    assert_int_equal(p->e[3].kind, LP_INPUT_INT);
+    assert_int_equal(p->e[3].integer, -2);
+    assert_formats_as(p, "{int: none, int:-2: none}");
     free(p);
 }
 
