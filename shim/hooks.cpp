@@ -45,8 +45,7 @@ int32_t frame_module(const lps_model *m, const at::RecordFunction &fn) noexcept 
     try {
         auto inputs = fn.inputs();
         if (!inputs.empty() && inputs[0].isObject()) {
-            auto it = m->self_to_module.find(&inputs[0].toObjectRef());
-            if (it != m->self_to_module.end()) return it->second;
+            return m->self_to_module.find(&inputs[0].toObjectRef());
         }
     } catch (...) { // not a module frame we can name: a pass-through frame for the core
     }
@@ -208,8 +207,7 @@ void marker_enter(const c10::IValue &self, bool call) noexcept {
     uint64_t t = lp_now_ns();
     int32_t module = -1;
     if (self.isObject()) { // always, for a module; the lookup is a pointer hash
-        auto it = m->self_to_module.find(&self.toObjectRef());
-        if (it != m->self_to_module.end()) module = it->second;
+        module = m->self_to_module.find(&self.toObjectRef());
     }
     auto enter = call || !m->sink.method_enter ? m->sink.call_enter : m->sink.method_enter;
     t_ops_wanted = enter(m->sink.ctx, module, t) != 0;

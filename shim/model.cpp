@@ -130,7 +130,9 @@ static int parse_device(const char *device, c10::Device *out) {
 // Lists named_modules() in order, records each module object's address (the `self` a frame
 // runs on) and each path, so events map to module indices without building strings.
 static void index_modules(lps_model *m) {
-    for (const auto &item : m->module.named_modules()) {
+    auto all = m->module.named_modules();
+    m->self_to_module.reserve(all.size());
+    for (const auto &item : all) {
         lps::ModuleEntry e;
         e.path = item.name;
         auto type = item.value.type();
@@ -144,7 +146,7 @@ static void index_modules(lps_model *m) {
         e.has_forward = item.value.find_method("forward").has_value();
         int32_t index = (int32_t)m->modules.size();
         m->path_to_module.emplace(e.path, index);
-        m->self_to_module.emplace(item.value._ivalue().get(), index);
+        m->self_to_module.add(item.value._ivalue().get(), index);
         m->modules.push_back(std::move(e));
     }
 }

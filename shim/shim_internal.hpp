@@ -41,6 +41,52 @@ template <typename F> int guard(F &&body) noexcept {
     }
 }
 
+// Module objects (ivalue::Object*) -> module index, read at every module call. A flat table with
+// linear probing and Fibonacci hashing: a multiply, a shift and usually one slot, where
+// std::unordered_map took a division by a prime and a node walk. Filled once, at load.
+class ModuleIndex {
+  public:
+    // Room for `n` keys at most half full (short probes).
+    void reserve(size_t n) {
+        size_t cap = 8;
+        unsigned bits = 3;
+        while (cap < 2 * n) {
+            cap *= 2;
+            bits++;
+        }
+        slots_.assign(cap, Slot{});
+        shift_ = 64 - bits;
+    }
+    // Keeps the first index given for a key, as unordered_map::emplace did.
+    void add(const void *key, int32_t index) {
+        for (size_t i = slot_of(key);; i = (i + 1) & (slots_.size() - 1)) {
+            if (slots_[i].key == key) return;
+            if (!slots_[i].key) {
+                slots_[i] = Slot{key, index};
+                return;
+            }
+        }
+    }
+    int32_t find(const void *key) const noexcept {
+        if (slots_.empty()) return -1;
+        for (size_t i = slot_of(key);; i = (i + 1) & (slots_.size() - 1)) {
+            if (slots_[i].key == key) return slots_[i].index;
+            if (!slots_[i].key) return -1;
+        }
+    }
+
+  private:
+    struct Slot {
+        const void *key = nullptr;
+        int32_t index = -1;
+    };
+    size_t slot_of(const void *key) const noexcept {
+        return (size_t)(((uint64_t)(uintptr_t)key * 0x9E3779B97F4A7C15ull) >> shift_);
+    }
+    std::vector<Slot> slots_;
+    unsigned shift_ = 61;
+};
+
 struct ModuleEntry {
     std::string path, class_name;
     int32_t parent;
@@ -56,7 +102,7 @@ struct lps_model {
     bool markers = false;    // LPS_EXEC_MARKERS: call sites carry enter/exit markers
     size_t marker_sites = 0; // marker pairs inserted at load
     std::vector<lps::ModuleEntry> modules;
-    std::unordered_map<const void *, int32_t> self_to_module; // ivalue::Object* -> index
+    lps::ModuleIndex self_to_module; // ivalue::Object* -> index
     std::unordered_map<std::string, int32_t> path_to_module;  // at load: each module's parent
     std::string default_inputs;
     bool has_default_inputs = false;
