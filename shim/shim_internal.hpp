@@ -102,8 +102,8 @@ struct lps_model {
     bool markers = false;    // LPS_EXEC_MARKERS: call sites carry enter/exit markers
     size_t marker_sites = 0; // marker pairs inserted at load
     std::vector<lps::ModuleEntry> modules;
-    lps::ModuleIndex self_to_module; // ivalue::Object* -> index
-    std::unordered_map<std::string, int32_t> path_to_module;  // at load: each module's parent
+    lps::ModuleIndex self_to_module;                         // ivalue::Object* -> index
+    std::unordered_map<std::string, int32_t> path_to_module; // at load: each module's parent
     std::string default_inputs;
     bool has_default_inputs = false;
 

@@ -113,7 +113,8 @@ static int atom(parser *ps, int top) {
     }
     if (starts(s, len, "float:")) {
         if (!(spec = emit(ps, LP_INPUT_FLOAT))) return LP_ERR_INVALID;
-        return lp_parse_finite(s + 6, len - 6, &spec->real) ? LP_OK : bad_atom(ps, s, len, "bad number");
+        return lp_parse_finite(s + 6, len - 6, &spec->real) ? LP_OK
+                                                            : bad_atom(ps, s, len, "bad number");
     }
     if (starts(s, len, "bool:")) {
         if (!(spec = emit(ps, LP_INPUT_BOOL))) return LP_ERR_INVALID;

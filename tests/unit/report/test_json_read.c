@@ -28,6 +28,17 @@ static char *json_of(const lp_tree *t, const json_t *run) {
     return fx_close(f);
 }
 
+/* fx_small's tree written as JSON (with `run`, or none) to a temporary file and loaded back;
+ * *path and *text (the JSON) are the caller's to unlink and free. */
+static lp_report *small_report(lp_tree *t, json_t *run, const char **path, char **text) {
+    fx_small(t);
+    *text = json_of(t, run);
+    *path = temp_file_with(*text);
+    lp_report *r = NULL;
+    assert_int_equal(lp_report_load(&r, *path), LP_OK);
+    return r;
+}
+
 static void json_round_trip_write_read_write_gives_identical_bytes(void **state) {
     (void)state;
     lp_tree t;
@@ -220,11 +231,9 @@ static int refuse_piece(void *payload, const char *data, size_t size) {
 static void reports_render_with_display_options_and_to_a_callback(void **state) {
     (void)state;
     lp_tree t;
-    fx_small(&t);
-    char *text = json_of(&t, NULL);
-    const char *path = temp_file_with(text);
-    lp_report *r = NULL;
-    assert_int_equal(lp_report_load(&r, path), LP_OK);
+    const char *path;
+    char *text;
+    lp_report *r = small_report(&t, NULL, &path, &text);
     FILE *f = fx_open();
     assert_int_equal(lp_report_render(r, LP_FORMAT_TREE, f), LP_OK);
     char *plain = fx_close(f);
@@ -288,11 +297,9 @@ static void reports_render_with_display_options_and_to_a_callback(void **state) 
 static void getters_write_no_more_than_the_callers_struct(void **state) {
     (void)state;
     lp_tree t;
-    fx_small(&t);
-    char *text = json_of(&t, NULL);
-    const char *path = temp_file_with(text);
-    lp_report *r = NULL;
-    assert_int_equal(lp_report_load(&r, path), LP_OK);
+    const char *path;
+    char *text;
+    lp_report *r = small_report(&t, NULL, &path, &text);
     struct {
         lp_node_info info;
         unsigned char newer_fields[64];
@@ -333,12 +340,10 @@ static void getters_write_no_more_than_the_callers_struct(void **state) {
 static void report_nodes_read_back_like_session_nodes(void **state) {
     (void)state;
     lp_tree t;
-    fx_small(&t);
     json_t *run = fx_run();
-    char *text = json_of(&t, run);
-    const char *path = temp_file_with(text);
-    lp_report *r = NULL;
-    assert_int_equal(lp_report_load(&r, path), LP_OK);
+    const char *path;
+    char *text;
+    lp_report *r = small_report(&t, run, &path, &text);
     size_t n = 0, idx = 0;
     assert_int_equal(lp_report_node_count(r, &n), LP_OK);
     assert_int_equal(n, 7);
