@@ -75,6 +75,33 @@ static const char *mode_name(lp_mode m) {
 
 /* ---- the checks ------------------------------------------------------------------------------ */
 
+/* The root's total lies inside the driver's own timing of the same forwards, less what the
+ * driver itself does around a forward (inputs, the root frame's entry): a few us, so within 5%
+ * on every model of tens of us and more, a fixed 5 us per forward on the tiny pattern models (a
+ * 25 us forward), 20 us under the sanitizers (measured: up to 9 us). *ratio: root / driver. */
+static int root_within_driver(uint64_t root, uint64_t driver_ns, double *ratio) {
+    double slack = 0.05 * (double)driver_ns;
+    if (slack < LP_DRIVER_SLACK_NS * ITERATIONS) slack = LP_DRIVER_SLACK_NS * ITERATIONS;
+    *ratio = driver_ns ? (double)root / (double)driver_ns : 0.0;
+    return root <= driver_ns && (double)root >= (double)driver_ns - slack;
+}
+
+/* The same, measured on a fresh session of the model: for a second reading when the first was
+ * off. The property is systematic (a root frame that starts late or ends early does so in every
+ * forward); the measurement is two forwards on a shared machine, where one interruption outside
+ * the root frame, a preemption or a burst of page faults, is 20% of it (seen once in CI: ratio
+ * 0.80 on pat_structured, 0.99 on its next three runs). */
+static int root_within_driver_again(const char *model, lp_mode mode, double *ratio) {
+    lp_session *s = open_and_run(model, mode, 0);
+    lp_node_info root;
+    lp_run_info ri;
+    assert_int_equal(lp_session_node(s, 0, &root), LP_OK);
+    assert_int_equal(lp_session_run_info(s, &ri), LP_OK);
+    int ok = root_within_driver(root.raw_total_ns, ri.driver_ns, ratio);
+    lp_session_close(s);
+    return ok;
+}
+
 static void check_model(void **state) {
     const model_case *mc = *state;
     json_t *counts = load_counts(mc->model);
@@ -208,16 +235,15 @@ static void check_model(void **state) {
     if (nodes[0].raw_calls != ITERATIONS)
         BAD("root called %llu times in %d iterations", (unsigned long long)nodes[0].raw_calls,
             ITERATIONS);
-    /* The driver's own work around a forward (inputs, the root frame's entry) is a few us:
-     * within 5% on every model of tens of us and more, a fixed 5 us per forward on the tiny
-     * pattern models (a 25 us forward), 20 us under the sanitizers (measured: up to 9 us). */
-    double slack = 0.05 * (double)ri.driver_ns;
-    if (slack < LP_DRIVER_SLACK_NS * ITERATIONS) slack = LP_DRIVER_SLACK_NS * ITERATIONS;
-    if (!(root <= ri.driver_ns && (double)root >= (double)ri.driver_ns - slack))
-        BAD("root total %llu ns not within the driver's %llu ns less 5%% or 5 us a forward (ratio "
-            "%.4f)",
-            (unsigned long long)root, (unsigned long long)ri.driver_ns,
-            ri.driver_ns ? (double)root / (double)ri.driver_ns : 0.0);
+    double ratio, again;
+    if (!root_within_driver(root, ri.driver_ns, &ratio)) {
+        print_message("note: %s/%s: root/driver %.4f; measuring a fresh session once more\n",
+                      mc->model, mode_name(mc->mode), ratio);
+        if (!root_within_driver_again(mc->model, mc->mode, &again))
+            BAD("root total %llu ns not within the driver's %llu ns less 5%% or 5 us a forward "
+                "(ratio %.4f, and %.4f measured again)",
+                (unsigned long long)root, (unsigned long long)ri.driver_ns, ratio, again);
+    }
 #undef BAD
 
     free(covered_sum);
