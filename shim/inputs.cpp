@@ -93,23 +93,23 @@ int make_tensor(const lp_input_spec &s, at::Generator &gen, const c10::Device &d
     return LP_OK;
 }
 
-// The type to give a container built from items of these types: the one the forward declares
-// when every item fits it (an empty list or a List[Tensor] argument), else what the items have in
-// common, else Any (the schema check then says what is wrong, with the forward's signature).
 c10::TypePtr plain_type(const c10::IValue &v) {
     if (v.isTensor()) return c10::TensorType::get();
     return v.type();
 }
 
-c10::TypePtr common_type(const std::vector<c10::TypePtr> &items, const c10::TypePtr &declared) {
+// The type to give a container built from items of these types: the one the forward declares
+// when every item fits it (an empty list or a List[Tensor] argument), else what the items have in
+// common, else Any (the schema check then says what is wrong, with the forward's signature).
+c10::TypePtr common_type(const std::vector<c10::IValue> &items, const c10::TypePtr &declared) {
     bool fits = declared != nullptr;
-    for (const auto &t : items)
-        fits = fits && t->isSubtypeOf(*declared);
+    for (const auto &v : items)
+        fits = fits && plain_type(v)->isSubtypeOf(*declared);
     if (fits) return declared;
     if (items.empty()) return c10::AnyType::get();
-    c10::TypePtr unified = items[0];
+    c10::TypePtr unified = plain_type(items[0]);
     for (size_t i = 1; i < items.size() && unified; i++) {
-        auto u = c10::unifyTypes(unified, items[i]);
+        auto u = c10::unifyTypes(unified, plain_type(items[i]));
         unified = u ? *u : nullptr;
     }
     return unified ? unified : c10::AnyType::get();
@@ -121,6 +121,41 @@ c10::TypePtr without_optional(const c10::TypePtr &t) {
     return t;
 }
 
+// What the forward declares for a container's items; nullptr where it declares nothing that fits.
+c10::TypePtr declared_element(const c10::TypePtr &declared) {
+    if (declared)
+        if (auto l = declared->cast<c10::ListType>()) return l->getElementType();
+    return nullptr;
+}
+
+std::vector<c10::TypePtr> declared_tuple(const c10::TypePtr &declared, size_t n) {
+    if (declared)
+        if (auto t = declared->cast<c10::TupleType>())
+            if (t->elements().size() == n) return {t->elements().begin(), t->elements().end()};
+    return std::vector<c10::TypePtr>(n);
+}
+
+std::pair<c10::TypePtr, c10::TypePtr> declared_dict(const c10::TypePtr &declared) {
+    if (declared)
+        if (auto d = declared->cast<c10::DictType>()) return {d->getKeyType(), d->getValueType()};
+    return {nullptr, nullptr};
+}
+
+c10::IValue typed_list(std::vector<c10::IValue> items, const c10::TypePtr &element) {
+    c10::impl::GenericList list(common_type(items, element));
+    for (auto &item : items)
+        list.push_back(std::move(item));
+    return list;
+}
+
+c10::IValue typed_dict(std::vector<c10::IValue> keys, std::vector<c10::IValue> values,
+                       const c10::TypePtr &key, const c10::TypePtr &value) {
+    c10::impl::GenericDict dict(key, common_type(values, value));
+    for (size_t i = 0; i < keys.size(); i++)
+        dict.insert_or_assign(std::move(keys[i]), std::move(values[i]));
+    return dict;
+}
+
 // A value torch.save wrote, on the device, its containers typed as the forward declares them:
 // an unpickled list is a List[Any], which a List[Tensor] argument refuses.
 c10::IValue adopt(const c10::IValue &v, const c10::TypePtr &declared_or_optional,
@@ -129,50 +164,28 @@ c10::IValue adopt(const c10::IValue &v, const c10::TypePtr &declared_or_optional
     if (v.isTensor()) return v.toTensor().to(dev);
     if (v.isTuple()) {
         const auto &elements = v.toTupleRef().elements();
-        std::vector<c10::TypePtr> types(elements.size());
-        if (declared)
-            if (auto t = declared->cast<c10::TupleType>())
-                if (t->elements().size() == elements.size())
-                    types.assign(t->elements().begin(), t->elements().end());
+        std::vector<c10::TypePtr> types = declared_tuple(declared, elements.size());
         std::vector<c10::IValue> items;
         for (size_t i = 0; i < elements.size(); i++)
             items.push_back(adopt(elements[i], types[i], dev));
         return c10::ivalue::Tuple::create(std::move(items));
     }
     if (v.isList()) {
-        c10::TypePtr element;
-        if (declared)
-            if (auto l = declared->cast<c10::ListType>()) element = l->getElementType();
+        c10::TypePtr element = declared_element(declared);
         std::vector<c10::IValue> items;
-        std::vector<c10::TypePtr> types;
-        for (const auto &e : v.toListRef()) {
+        for (const auto &e : v.toListRef())
             items.push_back(adopt(e, element, dev));
-            types.push_back(plain_type(items.back()));
-        }
-        c10::impl::GenericList list(common_type(types, element));
-        for (auto &item : items)
-            list.push_back(std::move(item));
-        return list;
+        return typed_list(std::move(items), element);
     }
     if (v.isGenericDict()) {
-        c10::TypePtr key, value;
-        if (declared)
-            if (auto d = declared->cast<c10::DictType>()) {
-                key = d->getKeyType();
-                value = d->getValueType();
-            }
+        auto kv_types = declared_dict(declared);
         std::vector<c10::IValue> keys, values;
-        std::vector<c10::TypePtr> key_types, value_types;
         for (const auto &kv : v.toGenericDict()) {
             keys.push_back(kv.key());
-            values.push_back(adopt(kv.value(), value, dev));
-            key_types.push_back(plain_type(keys.back()));
-            value_types.push_back(plain_type(values.back()));
+            values.push_back(adopt(kv.value(), kv_types.second, dev));
         }
-        c10::impl::GenericDict dict(common_type(key_types, key), common_type(value_types, value));
-        for (size_t i = 0; i < keys.size(); i++)
-            dict.insert_or_assign(std::move(keys[i]), std::move(values[i]));
-        return dict;
+        c10::TypePtr key = common_type(keys, kv_types.first);
+        return typed_dict(std::move(keys), std::move(values), key, kv_types.second);
     }
     return v;
 }
@@ -225,59 +238,36 @@ struct Builder {
     }
 
     int sequence(const lp_input_spec &s, const c10::TypePtr &declared, c10::IValue *out) {
+        bool tuple = s.kind == LP_INPUT_TUPLE;
+        c10::TypePtr element = tuple ? nullptr : declared_element(declared);
+        std::vector<c10::TypePtr> types = tuple ? declared_tuple(declared, s.n_items)
+                                                : std::vector<c10::TypePtr>(s.n_items, element);
         std::vector<c10::IValue> items(s.n_items);
-        std::vector<c10::TypePtr> types;
-        c10::TypePtr element;
-        std::vector<c10::TypePtr> tuple_types;
-        if (declared && s.kind == LP_INPUT_LIST)
-            if (auto l = declared->cast<c10::ListType>()) element = l->getElementType();
-        if (declared && s.kind == LP_INPUT_TUPLE)
-            if (auto t = declared->cast<c10::TupleType>())
-                if (t->elements().size() == s.n_items)
-                    tuple_types.assign(t->elements().begin(), t->elements().end());
         for (size_t i = 0; i < s.n_items; i++) {
-            int rc = value(tuple_types.empty() ? element : tuple_types[i], &items[i]);
+            int rc = value(types[i], &items[i]);
             if (rc) return rc;
-            types.push_back(plain_type(items[i]));
         }
-        if (s.kind == LP_INPUT_TUPLE) {
-            *out = c10::ivalue::Tuple::create(std::move(items));
-            return LP_OK;
-        }
-        c10::impl::GenericList list(common_type(types, element));
-        for (auto &item : items)
-            list.push_back(std::move(item));
-        *out = list;
+        *out = tuple ? c10::IValue(c10::ivalue::Tuple::create(std::move(items)))
+                     : typed_list(std::move(items), element);
         return LP_OK;
     }
 
     int dict(const lp_input_spec &s, const c10::TypePtr &declared, c10::IValue *out) {
-        c10::TypePtr declared_key, declared_value;
-        if (declared)
-            if (auto d = declared->cast<c10::DictType>()) {
-                declared_key = d->getKeyType();
-                declared_value = d->getValueType();
-            }
+        auto kv_types = declared_dict(declared);
         std::vector<c10::IValue> keys(s.n_items), values(s.n_items);
-        std::vector<c10::TypePtr> key_types, value_types;
         for (size_t i = 0; i < s.n_items; i++) {
-            int rc = value(declared_key, &keys[i]);
-            if (!rc) rc = value(declared_value, &values[i]);
+            int rc = value(kv_types.first, &keys[i]);
+            if (!rc) rc = value(kv_types.second, &values[i]);
             if (rc) return rc;
-            key_types.push_back(plain_type(keys[i]));
-            value_types.push_back(plain_type(values[i]));
         }
-        c10::TypePtr key = common_type(key_types, declared_key);
+        c10::TypePtr key = common_type(keys, kv_types.first);
         if (key->kind() != c10::TypeKind::StringType && key->kind() != c10::TypeKind::IntType)
             key = c10::StringType::get(); // no items: the forward declared no dict here either
-        for (const auto &t : key_types)
-            if (!t->isSubtypeOf(*key))
+        for (const auto &k : keys)
+            if (!plain_type(k)->isSubtypeOf(*key))
                 return lp_error_set(LP_ERR_INVALID,
                                     "a dict's keys must all be words (str) or all int:N");
-        c10::impl::GenericDict d(key, common_type(value_types, declared_value));
-        for (size_t i = 0; i < s.n_items; i++)
-            d.insert_or_assign(std::move(keys[i]), std::move(values[i]));
-        *out = d;
+        *out = typed_dict(std::move(keys), std::move(values), key, kv_types.second);
         return LP_OK;
     }
 };
