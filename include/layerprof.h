@@ -445,6 +445,37 @@ LP_API int lp_session_forward_output(lp_session *session, int profiled, void **b
 LP_API void lp_session_close(lp_session *session);
 
 /* ------------------------------------------------------------------------------------------ */
+/* A module the program holds (C++: layerprof.hpp; docs/attach.md)                            */
+
+/* Opens a session on a torch::jit::Module the program already loaded, instead of loading
+ * opts->model_path (which, when set, only names the model in the reports). `torch_module` points
+ * to the program's torch::jit::Module and `torch_build` says which libtorch the program was built
+ * against: layerprof.hpp passes both (layerprof::Session). Rules:
+ *  - the program's libtorch must be the one layerprof was built against (version and C++ ABI),
+ *    else LP_ERR_UNSUPPORTED naming both;
+ *  - attach before the module's first forward: libtorch compiles forward at its first run, for
+ *    the module's life, and a module that already ran optimised has no call sites left to mark
+ *    (markers) or to hook (hooks). Such a module is refused with LP_ERR_STATE and the reason;
+ *  - the module's parameters must be on opts->device (default "cpu");
+ *  - one open session per module (LP_ERR_BUSY), and the module must outlive the session.
+ * The session leaves the module as it found it when it closes (markers mode puts instructions
+ * into its graphs and takes them out again), and each calling thread's TorchScript optimizer
+ * setting as it was. Inputs in the options are optional: with them lp_session_run works as for a
+ * file; without, the program runs its own forwards (lp_session_forward_begin). */
+LP_API int lp_session_attach(lp_session **out, const lp_options *opts, void *torch_module,
+                             const char *torch_build);
+
+/* Around a forward of the attached module that the program runs itself, on the calling thread:
+ * begin installs what the options record (unless the session, its schedule or the innermost
+ * region says not to record) and sets the thread's TorchScript optimizer as the mode needs; end
+ * removes it all and puts the setting back. `completed` 0 says the forward failed (threw): what it
+ * left open is dropped. Like lp_session_forward, it counts no iteration: lp_session_step does.
+ * Both on one thread, in pairs; nothing else of the session in between. LP_ERR_STATE for a
+ * session not attached, a begin inside an open forward, or an end without one. */
+LP_API int lp_session_forward_begin(lp_session *session);
+LP_API int lp_session_forward_end(lp_session *session, int completed);
+
+/* ------------------------------------------------------------------------------------------ */
 /* Regions, contexts and steps: profiling a program's own loop (docs/regions.md)               */
 
 /* Runs one profiled forward on the session's inputs, without warm-up, inside the regions open on
@@ -621,8 +652,7 @@ typedef struct lp_run_info {
     uint64_t graph_sites_hit;      /* always 0, likewise */
 } lp_run_info;
 
-LP_API int lp_session_run_info_sized(const lp_session *session, lp_run_info *out,
-                                     size_t out_size);
+LP_API int lp_session_run_info_sized(const lp_session *session, lp_run_info *out, size_t out_size);
 #define lp_session_run_info(session, out) lp_session_run_info_sized((session), (out), sizeof *(out))
 
 /* ------------------------------------------------------------------------------------------ */
@@ -647,8 +677,7 @@ typedef struct lp_report_meta {
     uint64_t iterations; /* every raw_* sum is over these */
 } lp_report_meta;
 
-LP_API int lp_report_get_meta_sized(const lp_report *report, lp_report_meta *out,
-                                    size_t out_size);
+LP_API int lp_report_get_meta_sized(const lp_report *report, lp_report_meta *out, size_t out_size);
 #define lp_report_get_meta(report, out) lp_report_get_meta_sized((report), (out), sizeof *(out))
 
 /* The module tree, as lp_session_node_count / lp_session_node / lp_session_find do. A report never
@@ -672,8 +701,8 @@ LP_API int lp_report_render_with(const lp_report *report, lp_format format,
                                  const lp_options *display, FILE *out);
 
 /* lp_report_render_with, its bytes handed to `write` (see lp_write_fn). */
-LP_API int lp_report_render_to(const lp_report *report, lp_format format,
-                               const lp_options *display, lp_write_fn write, void *payload);
+LP_API int lp_report_render_to(const lp_report *report, lp_format format, const lp_options *display,
+                               lp_write_fn write, void *payload);
 
 #define LP_DIFF_COLOR 1u /* ANSI colours: red slower, green faster (the caller checks the tty) */
 

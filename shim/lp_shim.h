@@ -47,6 +47,29 @@ enum {
 int lps_model_load(const char *path, const char *device, int exec, lps_model **out) LPS_NOEXCEPT;
 void lps_model_free(lps_model *m) LPS_NOEXCEPT;
 
+/* The shim's libtorch as layerprof.hpp states a program's ("2.15/cxx11abi=1"): the version and
+ * the C++ ABI, which must both match for a torch::jit::Module to cross from the program. */
+const char *lps_torch_build(void) LPS_NOEXCEPT;
+
+/* Wraps a torch::jit::Module the program holds (`module` points to it) instead of loading a file
+ * (shim/attach.cpp). The model shares the module's object, so the program's own forwards are the
+ * ones profiled. `torch_build` is the program's libtorch (lps_torch_build's form); another than
+ * the shim's is refused with LP_ERR_UNSUPPORTED. The module's parameters must be on `device`.
+ * With LPS_EXEC_MARKERS the markers go into the module's method graphs, and lps_model_free takes
+ * them out again. LP_ERR_STATE when forward already ran in a way `exec` cannot profile (libtorch
+ * compiled it at that first run), LP_ERR_BUSY when another open model wraps the same module.
+ * *out: free with lps_model_free, before the program lets the module go. */
+int lps_model_attach(void *module, const char *torch_build, const char *device, int exec,
+                     lps_model **out) LPS_NOEXCEPT;
+
+/* Around a forward the program runs itself on the calling thread (an attached model). enter sets
+ * the thread's TorchScript optimizer as the model's mode needs, resets the per-forward state,
+ * enters the root (markers) and starts the driver's clock. leave stops the clock, leaves the root
+ * when the forward `completed` (0: it threw), waits for the device and puts the thread's setting
+ * back. LP_ERR_STATE for an enter inside an open forward, or a leave without one. */
+int lps_forward_enter(lps_model *m) LPS_NOEXCEPT;
+int lps_forward_leave(lps_model *m, int completed) LPS_NOEXCEPT;
+
 /* The module tree in named_modules() order, root first. Strings are borrowed from the model. */
 size_t lps_model_module_count(const lps_model *m) LPS_NOEXCEPT;
 int lps_model_module(const lps_model *m, size_t index, const char **path, const char **class_name,

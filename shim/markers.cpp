@@ -133,22 +133,61 @@ void count_by_type(torch::jit::Block *b, std::unordered_map<std::string, size_t>
     }
 }
 
+size_t count_calls(torch::jit::Block *b, const torch::jit::Value *self) {
+    size_t n = 0;
+    for (torch::jit::Node *node : b->nodes()) {
+        n += is_submodule_call(node, self);
+        for (torch::jit::Block *sub : node->blocks())
+            n += count_calls(sub, self);
+    }
+    return n;
+}
+
+bool is_marker(const torch::jit::Node *n) {
+    return n->kind() == k_enter || n->kind() == k_method || n->kind() == k_exit;
+}
+
+void unmark_block(torch::jit::Block *b) {
+    for (auto it = b->nodes().begin(); it != b->nodes().end();) {
+        torch::jit::Node *n = *it++; // the iterator moves on before the node goes
+        for (torch::jit::Block *sub : n->blocks())
+            unmark_block(sub);
+        if (n->hasAttribute(c10::attr::Subgraph)) unmark_block(n->g(c10::attr::Subgraph)->block());
+        if (is_marker(n)) n->destroy();
+    }
+}
+
+// Each compiled method of `m`'s modules once: modules of one type share their methods' graphs.
+template <typename F> void for_each_method_graph(lps_model *m, F &&visit) {
+    std::unordered_set<const torch::jit::Function *> done;
+    for (const auto &item : m->module.named_modules()) {
+        for (const auto &method : item.value.get_methods()) {
+            torch::jit::Function &fn = method.function();
+            if (done.insert(&fn).second) visit(*torch::jit::toGraphFunction(fn).graph());
+        }
+    }
+}
+
 } // namespace
 
 namespace lps {
 
+size_t count_enter_markers(torch::jit::Graph &g) {
+    return count_markers(g.block(), k_enter);
+}
+
+size_t count_submodule_calls(torch::jit::Graph &g) {
+    return count_calls(g.block(), g.inputs()[0]);
+}
+
+void remove_markers(lps_model *m) {
+    for_each_method_graph(m, [](torch::jit::Graph &g) { unmark_block(g.block()); });
+}
+
 size_t insert_markers(lps_model *m) {
-    // Each compiled method once: modules of one type share their methods' graphs.
-    std::unordered_set<const torch::jit::Function *> done;
     size_t sites = 0;
-    for (const auto &item : m->module.named_modules()) {
-        for (const auto &method : item.value.get_methods()) {
-            torch::jit::Function &fn = method.function();
-            if (!done.insert(&fn).second) continue;
-            auto graph = torch::jit::toGraphFunction(fn).graph();
-            sites += mark_block(graph->block(), graph->inputs()[0]);
-        }
-    }
+    for_each_method_graph(
+        m, [&](torch::jit::Graph &g) { sites += mark_block(g.block(), g.inputs()[0]); });
     return sites;
 }
 
@@ -171,7 +210,7 @@ int lps_markers_census(lps_model *m, lps_inputs *in, lps_marker_census *out) noe
         std::vector<c10::IValue> stack;
         stack.push_back(m->module._ivalue());
         stack.insert(stack.end(), in->values.begin(), in->values.end());
-        torch::jit::setGraphExecutorOptimize(true);
+        torch::jit::GraphOptimizerEnabledGuard optimize(true);
         auto plan = fn.get_executor().getPlanFor(stack);
         out->enters = count_markers(plan.graph->block(), k_enter);
         out->exits = count_markers(plan.graph->block(), k_exit);

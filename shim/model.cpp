@@ -5,6 +5,7 @@
 #include <c10/core/InferenceMode.h>
 #include <c10/util/Logging.h>
 #include <torch/csrc/jit/python/update_graph_executor_opt.h>
+#include <torch/csrc/jit/runtime/graph_executor.h>
 #include <torch/version.h>
 
 #include <cerrno>
@@ -84,6 +85,30 @@ int fail(int status, const char *what) noexcept {
 
 } // namespace lps
 
+// Lists named_modules() in order, records each module object's address (the `self` a frame
+// runs on) and each path, so events map to module indices without building strings.
+void lps::index_modules(lps_model *m) {
+    auto all = m->module.named_modules();
+    m->self_to_module.reserve(all.size());
+    for (const auto &item : all) {
+        lps::ModuleEntry e;
+        e.path = item.name;
+        auto type = item.value.type();
+        e.class_name = type->name() ? type->name()->name() : std::string("Module");
+        e.parent = -1;
+        if (!e.path.empty()) {
+            size_t dot = e.path.rfind('.');
+            auto it = m->path_to_module.find(dot == std::string::npos ? "" : e.path.substr(0, dot));
+            e.parent = it == m->path_to_module.end() ? 0 : it->second;
+        }
+        e.has_forward = item.value.find_method("forward").has_value();
+        int32_t index = (int32_t)m->modules.size();
+        m->path_to_module.emplace(e.path, index);
+        m->self_to_module.add(item.value._ivalue().get(), index);
+        m->modules.push_back(std::move(e));
+    }
+}
+
 extern "C" {
 
 const char *lps_torch_version(void) noexcept {
@@ -127,30 +152,6 @@ static int parse_device(const char *device, c10::Device *out) {
     return LP_OK;
 }
 
-// Lists named_modules() in order, records each module object's address (the `self` a frame
-// runs on) and each path, so events map to module indices without building strings.
-static void index_modules(lps_model *m) {
-    auto all = m->module.named_modules();
-    m->self_to_module.reserve(all.size());
-    for (const auto &item : all) {
-        lps::ModuleEntry e;
-        e.path = item.name;
-        auto type = item.value.type();
-        e.class_name = type->name() ? type->name()->name() : std::string("Module");
-        e.parent = -1;
-        if (!e.path.empty()) {
-            size_t dot = e.path.rfind('.');
-            auto it = m->path_to_module.find(dot == std::string::npos ? "" : e.path.substr(0, dot));
-            e.parent = it == m->path_to_module.end() ? 0 : it->second;
-        }
-        e.has_forward = item.value.find_method("forward").has_value();
-        int32_t index = (int32_t)m->modules.size();
-        m->path_to_module.emplace(e.path, index);
-        m->self_to_module.add(item.value._ivalue().get(), index);
-        m->modules.push_back(std::move(e));
-    }
-}
-
 int lps_model_load(const char *path, const char *device, int exec, lps_model **out) noexcept {
     if (!path || !out) return lp_error_set(LP_ERR_INVALID, "lps_model_load: NULL argument");
     *out = nullptr;
@@ -169,7 +170,8 @@ int lps_model_load(const char *path, const char *device, int exec, lps_model **o
             // module: libtorch caches its decision per function (docs/libtorch.md).
             m->optimize = exec != LPS_EXEC_HOOKS;
             m->markers = exec == LPS_EXEC_MARKERS;
-            torch::jit::setGraphExecutorOptimize(m->optimize);
+            // The thread's setting as the caller had it afterwards (a program's own TorchScript).
+            torch::jit::GraphOptimizerEnabledGuard optimize(m->optimize != 0);
             m->device = dev;
             std::unordered_map<std::string, std::string> extra{{"layerprof.inputs", ""}};
             m->module = torch::jit::load(path, dev, extra);
@@ -181,7 +183,7 @@ int lps_model_load(const char *path, const char *device, int exec, lps_model **o
             }
             if (!m->module.find_method("forward"))
                 return lp_error_set(LP_ERR_MODEL, "model '%s' has no forward method", path);
-            index_modules(m.get());
+            lps::index_modules(m.get());
             if (m->markers) m->marker_sites = lps::insert_markers(m.get());
         } catch (const std::bad_alloc &) {
             throw; // out of memory, not a bad model: the guard says so
@@ -212,6 +214,7 @@ int lps_model_load(const char *path, const char *device, int exec, lps_model **o
 void lps_model_free(lps_model *m) noexcept {
     if (!m) return;
     lps_profile_end(m);
+    if (m->attached) lps::detach(m);
     try {
         delete m;
     } catch (...) {
@@ -262,7 +265,7 @@ struct InlineTasks {
 
 static c10::IValue run_forward(lps_model *m, lps_inputs *in) {
     c10::InferenceMode guard;
-    torch::jit::setGraphExecutorOptimize(m->optimize != 0);
+    torch::jit::GraphOptimizerEnabledGuard optimize(m->optimize != 0); // restored on return
     lps::begin_forward(m);
     torch::jit::Function &fn = m->module.get_method("forward").function();
     std::vector<c10::IValue> stack;

@@ -106,6 +106,10 @@ struct lps_model {
     std::unordered_map<std::string, int32_t> path_to_module; // at load: each module's parent
     std::string default_inputs;
     bool has_default_inputs = false;
+    bool attached = false;      // the program's module (lps_model_attach), not a file's
+    bool in_forward = false;    // between lps_forward_enter and lps_forward_leave
+    bool saved_optimize = true; // the thread's optimizer setting before lps_forward_enter
+    uint64_t forward_t0 = 0;    // lps_forward_enter's clock
 
     // Profiling state (see hooks.cpp).
     lps_sink sink{};
@@ -140,10 +144,23 @@ inline bool is_forward_name(const char *name) noexcept {
 // Resets the thread's per-forward hook state (hooks.cpp).
 void begin_forward(lps_model *m) noexcept;
 
+// Lists the modules of m->module, root first, with their parents and `self` objects (model.cpp).
+void index_modules(lps_model *m);
+
+// Undoes what lps_model_attach did to the program's module (attach.cpp).
+void detach(lps_model *m) noexcept;
+
 // Markers (markers.cpp puts them in the graphs; hooks.cpp delivers what they say).
 // Puts an enter and an exit marker around every submodule call site of every method of `m`'s
 // modules; returns the number of sites. Before any method of `m` has run.
 size_t insert_markers(lps_model *m);
+// Takes every marker out of the method graphs of `m`'s modules again (an attached module goes back
+// to the program as it came, so that saving it writes no layerprof operator).
+void remove_markers(lps_model *m);
+// Enter markers in a graph (and its blocks and forked subgraphs).
+size_t count_enter_markers(torch::jit::Graph &g);
+// Calls of a submodule's method directly in a graph's blocks (what inlining removes).
+size_t count_submodule_calls(torch::jit::Graph &g);
 // Run by the marker instructions on the thread that runs the model: `self` is the module being
 // called; `call` says whether the method is a forward (a call) or another method (time only).
 void marker_enter(const c10::IValue &self, bool call) noexcept;

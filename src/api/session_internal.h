@@ -2,6 +2,7 @@
  *
  * The api layer is the only one that talks to the shim. Each file has one job:
  *   session_open.c     options copied, pre-flight checks, model, tree, inputs, collector; close
+ *   session_attach.c   a module the program holds, and the forwards it runs itself
  *   session_run.c      the hooks around forwards; runs, single forwards, kept outputs
  *   session_merge.c    merging the threads' figures into the trees; regions' mounts; composition
  *   session_steps.c    steps and the schedule's cycles; enable/disable
@@ -73,7 +74,24 @@ struct lp_session {
     int clear_pending;
     int partial_cycle; /* the figures held are of a cycle that has not completed */
     int step_traced;   /* the current step is recorded on the timeline */
+
+    /* lp_session_attach: the program's module, whose forwards the program runs itself. */
+    int attached;
+    int in_forward;        /* between lp_session_forward_begin and lp_session_forward_end */
+    int forward_profiled;  /* that forward is recorded */
+    int attached_forwards; /* forwards run through begin/end since the module was attached */
+    int early_noted;       /* the note on profiling one of those first forwards was added */
 };
+
+/* What a session profiles: a TorchScript file (module NULL: opts->model_path), or a
+ * torch::jit::Module the program holds (lp_session_attach). */
+typedef struct session_source {
+    void *module;
+    const char *torch_build;
+} session_source;
+
+/* Opens a session on `src` (session_open.c); `opts` is of the current version. */
+int session_open_from(lp_session **out, const lp_options *opts, const session_source *src);
 
 /* Adds a line under the report's table (at most LP_MAX_NOTES; later ones are dropped). */
 void session_add_note(lp_session *s, const char *fmt, const char *arg);

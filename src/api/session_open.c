@@ -119,8 +119,8 @@ static int default_inputs(lp_session *s) {
             memcpy(line, text, len);
             line[len] = '\0';
             size_t got;
-            int rc = lp_input_parse(line, &s->inputs[s->n_inputs], LP_MAX_INPUTS - s->n_inputs,
-                                    &got);
+            int rc =
+                lp_input_parse(line, &s->inputs[s->n_inputs], LP_MAX_INPUTS - s->n_inputs, &got);
             if (rc) return rc;
             s->n_inputs += got;
         }
@@ -181,8 +181,6 @@ static int exec_of(lp_mode mode) {
     return mode == LP_MODE_HOOKS ? LPS_EXEC_HOOKS : LPS_EXEC_MARKERS;
 }
 
-static int open_session(lp_session **out, const lp_options *opts);
-
 int lp_session_open(lp_session **out, const lp_options *in) {
     if (!out) return lp_error_set(LP_ERR_INVALID, "lp_session_open: out is NULL");
     *out = NULL;
@@ -191,12 +189,13 @@ int lp_session_open(lp_session **out, const lp_options *in) {
      * keeps, so the view is closed at once. */
     lp_options_view view;
     int rc = lp_options_view_open(&view, in, "lp_session_open");
-    if (!rc) rc = open_session(out, &view.opts);
+    session_source file = {NULL, NULL};
+    if (!rc) rc = session_open_from(out, &view.opts, &file);
     lp_options_view_close(&view);
     return rc;
 }
 
-static int open_session(lp_session **out, const lp_options *opts) {
+int session_open_from(lp_session **out, const lp_options *opts, const session_source *src) {
     int rc = lp_options_validate(opts); /* every value the option table knows */
     if (rc) return rc;
     for (size_t i = 0; i < opts->n_outputs; i++)
@@ -229,8 +228,11 @@ static int open_session(lp_session **out, const lp_options *opts) {
     /* "CUDA is not available: ..." before loading */
     if ((rc = lps_cuda_check(s->device))) goto fail;
     if ((rc = session_load_libraries(opts->libraries, opts->n_libraries))) goto fail;
-    if ((rc = lps_model_load(s->model_path, s->device, exec_of(s->opts.mode), &s->model)))
-        goto fail;
+    s->attached = src->module != NULL;
+    rc = s->attached ? lps_model_attach(src->module, src->torch_build, s->device,
+                                        exec_of(s->opts.mode), &s->model)
+                     : lps_model_load(s->model_path, s->device, exec_of(s->opts.mode), &s->model);
+    if (rc) goto fail;
     if ((rc = build_tree(s))) goto fail;
     s->mounts[0] = (lp_mount){-1, &s->tree};
     s->n_mounts = 1;
@@ -238,12 +240,15 @@ static int open_session(lp_session **out, const lp_options *opts) {
     if (opts->n_inputs) {
         memcpy(s->inputs, opts->inputs, opts->n_inputs * sizeof *s->inputs);
         s->n_inputs = opts->n_inputs;
-    } else if ((rc = default_inputs(s))) {
+    } else if (!s->attached && (rc = default_inputs(s))) {
         goto fail;
     }
-    if ((rc = check_input_sizes(s))) goto fail;
-    if ((rc = lps_inputs_create(s->model, s->inputs, s->n_inputs, opts->seed, &s->tensors)))
-        goto fail;
+    /* An attached module without inputs has none: the program runs its own forwards. */
+    if (s->n_inputs || !s->attached) {
+        if ((rc = check_input_sizes(s))) goto fail;
+        if ((rc = lps_inputs_create(s->model, s->inputs, s->n_inputs, opts->seed, &s->tensors)))
+            goto fail;
+    }
 
     if (opts->n_paths) {
         s->selected = calloc(s->tree.n_nodes, 1);
@@ -298,7 +303,7 @@ static int open_session(lp_session **out, const lp_options *opts) {
                          "every call site)");
     /* TorchScript's profiling executor runs the first forwards unoptimised while it records
      * shapes, then optimises: 1,333 us against a steady 87 us on the forked test model. */
-    if (s->opts.mode != LP_MODE_HOOKS && s->opts.warmup < 3) {
+    if (!s->attached && s->opts.mode != LP_MODE_HOOKS && s->opts.warmup < 3) {
         char n[16];
         snprintf(n, sizeof n, "%d", s->opts.warmup);
         session_add_note(s,

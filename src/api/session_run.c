@@ -85,6 +85,24 @@ int session_forward_once(lp_session *s, int profiled) {
     return lp_cuda_prof_iteration_done(s->cuda, s->collector);
 }
 
+/* The session's own forwards need its inputs, which an attached module may not have been given,
+ * and none may start inside a forward the program runs (lp_session_forward_begin). */
+static int check_can_run(const lp_session *s, const char *fn) {
+    if (s->in_forward)
+        return lp_error_set(LP_ERR_STATE,
+                            "%s: a forward begun with lp_session_forward_begin is "
+                            "open: end it first",
+                            fn);
+    if (!s->tensors)
+        return lp_error_set(LP_ERR_STATE,
+                            "%s: the session was attached to a module and given no inputs: run "
+                            "the module's forwards between lp_session_forward_begin and "
+                            "lp_session_forward_end (layerprof.hpp: Session::forward), or give "
+                            "inputs in the options",
+                            fn);
+    return LP_OK;
+}
+
 int lp_session_request_stop(lp_session *s) {
     if (!s) return LP_ERR_INVALID; /* no message: lp_error_set is not async-signal-safe */
     atomic_store(&s->stop, 1);
@@ -101,7 +119,8 @@ static void note_interrupted(lp_session *s, int done, int want) {
 
 int lp_session_run(lp_session *s) {
     if (!s) return lp_error_set(LP_ERR_INVALID, "lp_session_run: session is NULL");
-    int rc;
+    int rc = check_can_run(s, "lp_session_run");
+    if (rc) return rc;
     lp_format_date((long long)time(NULL), s->date, sizeof s->date);
     session_progress(s, LP_PHASE_WARMUP, 0, s->opts.warmup);
     for (int i = 0; i < s->opts.warmup; i++) {
@@ -142,8 +161,10 @@ int lp_session_forward(lp_session *s, void **output, size_t *output_size) {
         return lp_error_set(LP_ERR_INVALID, "lp_session_forward: output_size is NULL");
     if (output) *output = NULL;
     if (output_size) *output_size = 0;
+    int rc = check_can_run(s, "lp_session_forward");
+    if (rc) return rc;
     int profiled = session_profiling_now(s);
-    int rc = profiled ? session_apply_pending_clear(s) : LP_OK;
+    rc = profiled ? session_apply_pending_clear(s) : LP_OK;
     if (!rc && profiled) rc = session_target_for_forward(s);
     if (!rc && profiled) rc = session_hooks_install(s);
     s->capture = output != NULL;
@@ -166,6 +187,7 @@ int lp_session_forward(lp_session *s, void **output, size_t *output_size) {
 int lp_session_set_input(lp_session *s, size_t index, const void *data, size_t bytes) {
     if (!s || (!data && bytes))
         return lp_error_set(LP_ERR_INVALID, "lp_session_set_input: NULL argument");
+    if (!s->tensors) return check_can_run(s, "lp_session_set_input");
     return lps_inputs_set(s->tensors, index, data, bytes);
 }
 
@@ -174,6 +196,8 @@ int lp_session_forward_output(lp_session *s, int profiled, void **bytes, size_t 
         return lp_error_set(LP_ERR_INVALID, "lp_session_forward_output: NULL argument");
     *bytes = NULL;
     *size = 0;
+    int rc = check_can_run(s, "lp_session_forward_output");
+    if (rc) return rc;
     if (!profiled) {
         return lps_forward_output(s->model, s->tensors, bytes, size);
     }
@@ -184,7 +208,7 @@ int lp_session_forward_output(lp_session *s, int profiled, void **bytes, size_t 
     s->opts.iterations = 1;
     s->capture = 1;
     s->capture_bytes = NULL;
-    int rc = lp_session_run(s);
+    rc = lp_session_run(s);
     s->capture = 0;
     s->opts.warmup = warmup;
     s->opts.iterations = iterations;

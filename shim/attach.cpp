@@ -1,0 +1,179 @@
+// attach.cpp: profiling a torch::jit::Module the program holds (layerprof.hpp), instead of a file
+// the shim loads, and the forwards the program runs on it itself.
+//
+// The model shares the program's module object, so every module's `self` is the one the program's
+// forwards run on. What libtorch fixes at a function's first run (docs/libtorch.md) decides what
+// can be attached: the optimizer setting and the graph (markers included) are compiled into
+// forward's executor then, for the life of the module. So attach checks forward's compiled graph:
+// GraphFunction::optimized_graph() is the one its executor was built from when forward has run,
+// and is made now, exactly as that first run would make it, when it has not.
+#include <torch/csrc/jit/api/function_impl.h>
+#include <torch/csrc/jit/passes/inliner.h>
+#include <torch/csrc/jit/runtime/graph_executor.h>
+#include <torch/version.h>
+
+#include <mutex>
+#include <unordered_set>
+
+#include "base/clock.h"
+#include "shim_internal.hpp"
+
+namespace {
+
+#define LPS_STR2(x) #x
+#define LPS_STR(x) LPS_STR2(x)
+#ifdef _GLIBCXX_USE_CXX11_ABI
+#define LPS_CXX11_ABI LPS_STR(_GLIBCXX_USE_CXX11_ABI)
+#else
+#define LPS_CXX11_ABI "none"
+#endif
+// Must read as layerprof.hpp's lp::torch_build() does for the same libtorch and compiler flags.
+const char k_torch_build[] =
+    LPS_STR(TORCH_VERSION_MAJOR) "." LPS_STR(TORCH_VERSION_MINOR) "/cxx11abi=" LPS_CXX11_ABI;
+
+// Modules wrapped by an open model: two would insert and remove each other's markers.
+std::mutex g_attached_mu;
+std::unordered_set<const void *> g_attached;
+
+const void *key_of(const lps_model *m) {
+    return m->module._ivalue().get();
+}
+
+// The parameters (else buffers) must be where the session runs and the inputs are made.
+int check_device(const lps_model *m, const char *device) {
+    for (const at::Tensor &t : m->module.parameters())
+        if (t.device() != m->device) goto wrong;
+    for (const at::Tensor &t : m->module.buffers())
+        if (t.defined() && t.device() != m->device) goto wrong;
+    return LP_OK;
+wrong:
+    return lp_error_set(LP_ERR_INVALID,
+                        "the module's parameters are not all on '%s', the session's device: set "
+                        "the device option to where the module is (cpu, cuda or cuda:N)",
+                        device && *device ? device : "cpu");
+}
+
+// Whether forward's compiled graph is one the model's mode can profile (see the top of the file).
+int check_not_compiled(lps_model *m) {
+    auto &fn = torch::jit::toGraphFunction(m->module.get_method("forward").function());
+    torch::jit::GraphOptimizerEnabledGuard optimize(m->optimize != 0);
+    std::shared_ptr<torch::jit::Graph> compiled = fn.optimized_graph();
+    if (m->markers) {
+        auto inlined = fn.graph()->copy(); // what the optimizer is given: markers of every call
+        torch::jit::Inline(*inlined);
+        if (lps::count_enter_markers(*inlined) == 0 || lps::count_enter_markers(*compiled) > 0)
+            return LP_OK;
+        return lp_error_set(
+            LP_ERR_STATE,
+            "the module's forward already ran before it was attached: TorchScript compiled it "
+            "then, without layerprof's markers, and keeps that for the module's life. Attach the "
+            "module before its first forward (markers mode), or attach a fresh copy "
+            "(torch::jit::load)");
+    }
+    if (lps::count_submodule_calls(*fn.graph()) == 0 || lps::count_submodule_calls(*compiled) > 0)
+        return LP_OK;
+    return lp_error_set(
+        LP_ERR_STATE,
+        "the module's forward already ran with TorchScript's optimizer on before it was attached, "
+        "which inlined its submodule calls for the module's life: hooks mode cannot see them. "
+        "Attach the module before its first forward, or attach a fresh copy (torch::jit::load)");
+}
+
+int attach(lps_model *m, const char *device) {
+    int rc = check_device(m, device);
+    if (rc) return rc;
+    if (!m->module.find_method("forward"))
+        return lp_error_set(LP_ERR_MODEL, "the module has no forward method");
+    {
+        std::lock_guard<std::mutex> lock(g_attached_mu);
+        if (!g_attached.insert(key_of(m)).second)
+            return lp_error_set(LP_ERR_BUSY,
+                                "the module is already attached to another open session: close "
+                                "that session first");
+    }
+    m->attached = true; // from here on, lps_model_free undoes what follows
+    lps::index_modules(m);
+    if (m->markers) m->marker_sites = lps::insert_markers(m);
+    return check_not_compiled(m);
+}
+
+} // namespace
+
+namespace lps {
+
+void detach(lps_model *m) noexcept {
+    try {
+        if (m->markers) remove_markers(m);
+    } catch (...) { // the graphs keep markers, which do nothing without a session: harmless
+    }
+    std::lock_guard<std::mutex> lock(g_attached_mu);
+    g_attached.erase(key_of(m));
+}
+
+} // namespace lps
+
+extern "C" {
+
+const char *lps_torch_build(void) noexcept {
+    return k_torch_build;
+}
+
+int lps_model_attach(void *module, const char *torch_build, const char *device, int exec,
+                     lps_model **out) noexcept {
+    if (!module || !torch_build || !out)
+        return lp_error_set(LP_ERR_INVALID, "lps_model_attach: NULL argument");
+    *out = nullptr;
+    if (std::strcmp(torch_build, k_torch_build) != 0)
+        return lp_error_set(LP_ERR_UNSUPPORTED,
+                            "the program was built against libtorch %s, layerprof against %s: a "
+                            "module can only be attached by a program built against the same "
+                            "libtorch (version and C++ ABI)",
+                            torch_build, k_torch_build);
+    auto m = std::make_unique<lps_model>();
+    return lps::guard([&]() -> int {
+        try {
+            m->device = c10::Device(device && *device ? device : "cpu");
+        } catch (...) {
+            return lp_error_set(LP_ERR_INVALID, "unknown device '%s'", device);
+        }
+        m->optimize = exec != LPS_EXEC_HOOKS;
+        m->markers = exec == LPS_EXEC_MARKERS;
+        m->module = *static_cast<torch::jit::Module *>(module); // a handle: the same object
+        int rc = attach(m.get(), device);
+        if (rc) {
+            lps_model_free(m.release());
+            return rc;
+        }
+        *out = m.release();
+        return LP_OK;
+    });
+}
+
+int lps_forward_enter(lps_model *m) noexcept {
+    if (!m) return lp_error_set(LP_ERR_INVALID, "lps_forward_enter: NULL model");
+    if (m->in_forward)
+        return lp_error_set(LP_ERR_STATE, "a forward is already open on this session: end it "
+                                          "first (lp_session_forward_end)");
+    m->saved_optimize = torch::jit::getGraphExecutorOptimize();
+    torch::jit::setGraphExecutorOptimize(m->optimize != 0);
+    lps::begin_forward(m);
+    m->in_forward = true;
+    m->forward_t0 = lp_now_ns();
+    lps::markers_root(m, true, m->forward_t0);
+    return LP_OK;
+}
+
+int lps_forward_leave(lps_model *m, int completed) noexcept {
+    uint64_t t1 = lp_now_ns();
+    if (!m) return lp_error_set(LP_ERR_INVALID, "lps_forward_leave: NULL model");
+    if (!m->in_forward)
+        return lp_error_set(LP_ERR_STATE, "no forward is open on this session "
+                                          "(lp_session_forward_begin was not called)");
+    m->in_forward = false;
+    m->last_forward_ns = t1 - m->forward_t0;
+    if (completed) lps::markers_root(m, false, t1);
+    torch::jit::setGraphExecutorOptimize(m->saved_optimize);
+    return lps_device_synchronize(m);
+}
+
+} // extern "C"
