@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # run_install_test.sh BUILD SOURCE MODEL: installs BUILD into a temporary prefix, then builds
 # examples/profile_model.c as an outside project twice, with find_package(layerprof) and with
-# pkg-config, and runs both on MODEL. Neither build sees the source tree's include/ or src/.
+# pkg-config, and examples/attach.cpp (C++, libtorch too) with find_package, and runs them on
+# MODEL (which takes 1x3x16x16). Neither build sees the source tree's include/ or src/.
 # LP_CONSUMER_FLAGS: extra compiler and linker flags for both (the sanitizer build's, since a
 # program linking an ASan library must be built with ASan too).
 set -euo pipefail
@@ -14,7 +15,7 @@ cmake --install "$build" --prefix "$prefix" > "$work/install.log" ||
     { cat "$work/install.log"; exit 1; }
 pc=$(find "$prefix" -name layerprof.pc) # lib/ or lib/<multiarch>/, as GNUInstallDirs decides
 libdir=$(dirname "$(dirname "$pc")")
-for f in "$prefix/include/layerprof.h" "$prefix/bin/layerprof" "$pc" \
+for f in "$prefix/include/layerprof.h" "$prefix/include/layerprof.hpp" "$prefix/bin/layerprof" "$pc" \
          "$libdir/cmake/layerprof/layerprofConfig.cmake" "$libdir/cmake/layerprof/layerprofTargets.cmake"; do
     [ -e "$f" ] || { echo "not installed: $f"; find "$prefix"; exit 1; }
 done
@@ -34,6 +35,14 @@ cmake -S "$src/tests/install/consumer" -B "$work/cmake-build" -DCMAKE_PREFIX_PAT
 cmake --build "$work/cmake-build" > "$work/build.log" || { cat "$work/build.log"; exit 1; }
 "$work/cmake-build/profile_model" "$model" > "$work/out1.txt"
 
+echo "== find_package(layerprof) and find_package(Torch): a C++ program that holds its module"
+cmake -S "$src/tests/install/consumer_cxx" -B "$work/cxx-build" -DCMAKE_PREFIX_PATH="$prefix" \
+      -DCMAKE_CXX_FLAGS="$extra" -DCMAKE_EXE_LINKER_FLAGS="$extra" \
+      -DLP_EXAMPLE="$src/examples/attach.cpp" > "$work/configure-cxx.log" 2>&1 ||
+    { cat "$work/configure-cxx.log"; exit 1; }
+cmake --build "$work/cxx-build" > "$work/build-cxx.log" 2>&1 || { cat "$work/build-cxx.log"; exit 1; }
+"$work/cxx-build/attach" "$model" 1x3x16x16 > "$work/out4.txt"
+
 echo "== pkg-config layerprof"
 flags=$(PKG_CONFIG_PATH="$libdir/pkgconfig" pkg-config --cflags --libs layerprof)
 # shellcheck disable=SC2086 # both are lists of words
@@ -45,7 +54,7 @@ LD_LIBRARY_PATH="$libdir" "$work/profile_model_pc" "$model" > "$work/out2.txt"
 echo "== the installed CLI"
 "$prefix/bin/layerprof" "$model" --iterations 2 --warmup 1 > "$work/out3.txt"
 
-for out in out1 out2 out3; do
+for out in out1 out2 out3 out4; do
     grep -q '^├── \|^└── ' "$work/$out.txt" ||
         { echo "$out: no module tree:"; cat "$work/$out.txt"; exit 1; }
 done

@@ -11,27 +11,13 @@ foreach(name test_api_null test_outputs test_threads test_sessions_loop test_sto
   endif()
 endforeach()
 
-# libtorch's own profilers next to layerprof: this test drives them, so it links libtorch (the
-# only target besides the shim that does). -DNDEBUG as in the shim (docs/libtorch.md).
+# libtorch's own profilers next to layerprof: this test drives them, so it links libtorch itself,
+# as the attach test and example do. -DNDEBUG as in the shim (docs/libtorch.md).
 find_package(Torch REQUIRED QUIET)
+include(${CMAKE_SOURCE_DIR}/cmake/LpTorchProgram.cmake)
 add_executable(test_other_profiler ${CMAKE_CURRENT_SOURCE_DIR}/test_other_profiler.cpp)
 target_compile_definitions(test_other_profiler PRIVATE NDEBUG LP_MODELS_DIR="${LP_MODELS_DIR}")
-target_compile_options(test_other_profiler PRIVATE ${LP_WARNINGS} ${TORCH_CXX_FLAGS})
-target_include_directories(test_other_profiler SYSTEM PRIVATE ${TORCH_INCLUDE_DIRS})
-# Only the CPU library: the profiler API lives there, and linking the pip wheel's libtorch_cuda
-# into an executable fails on its NCCL dependency (undefined ncclCommGrow, ... at link time).
-if(TARGET torch_cpu AND TARGET c10 AND TARGET torch)
-  target_link_libraries(test_other_profiler PRIVATE liblayerprof torch_cpu c10)
-  # What `torch` asks of its users' compilers (C++20 for libtorch 2.x's headers).
-  foreach(prop COMPILE_FEATURES COMPILE_OPTIONS COMPILE_DEFINITIONS)
-    get_target_property(lp_torch_${prop} torch INTERFACE_${prop})
-    if(lp_torch_${prop})
-      set_property(TARGET test_other_profiler APPEND PROPERTY ${prop} ${lp_torch_${prop}})
-    endif()
-  endforeach()
-else()
-  target_link_libraries(test_other_profiler PRIVATE liblayerprof ${TORCH_LIBRARIES})
-endif()
+lp_torch_program(test_other_profiler)
 
 # The shim's errors: its status codes and messages in the one channel (lp_error_last). Links the
 # shim and the core directly, as the benchmarks do.

@@ -1,0 +1,15 @@
+# A module the program holds (layerprof.hpp): test_attach.cpp, and examples/attach.cpp run as a
+# user would. Both link libtorch themselves (cmake/LpTorchProgram.cmake).
+find_package(Torch REQUIRED QUIET)
+include(${CMAKE_SOURCE_DIR}/cmake/LpTorchProgram.cmake)
+add_executable(test_attach ${CMAKE_CURRENT_SOURCE_DIR}/test_attach.cpp)
+target_compile_definitions(test_attach PRIVATE LP_MODELS_DIR="${LP_MODELS_DIR}")
+lp_torch_program(test_attach)
+if(TARGET models)
+  add_dependencies(test_attach models)
+endif()
+add_test(NAME integration.attach COMMAND test_attach)
+add_test(NAME examples.attach
+         COMMAND ${LP_BASH} ${CMAKE_CURRENT_SOURCE_DIR}/test_attach_example.sh $<TARGET_FILE:attach>
+                 ${LP_MODELS_DIR}/nested.pt 1x3x16x16)
+set_tests_properties(integration.attach examples.attach PROPERTIES LABELS "integration" TIMEOUT 300)
