@@ -18,22 +18,11 @@
 #include <vector>
 
 #include "layerprof.hpp"
+#include "lp_check.hpp"
 
 #ifndef LP_MODELS_DIR
 #error "LP_MODELS_DIR must be defined"
 #endif
-
-static int g_failures = 0;
-
-#define LP_CHECK(cond, ...)                                                                        \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            std::fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond);          \
-            std::fprintf(stderr, __VA_ARGS__);                                                     \
-            std::fputc('\n', stderr);                                                              \
-            g_failures++;                                                                          \
-        }                                                                                          \
-    } while (0)
 
 static std::string model_file(const char *name) {
     return std::string(LP_MODELS_DIR) + "/" + name + ".pt";

@@ -19,6 +19,7 @@
 #include <string>
 
 #include "layerprof.h"
+#include "lp_check.hpp"
 
 #ifndef LP_MODELS_DIR
 #error "LP_MODELS_DIR must be defined"
@@ -26,18 +27,6 @@
 
 namespace prof = torch::profiler::impl;
 namespace aprof = torch::autograd::profiler;
-
-static int g_failures = 0;
-
-#define LP_CHECK(cond, ...)                                                                        \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            std::fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond);          \
-            std::fprintf(stderr, __VA_ARGS__);                                                     \
-            std::fputc('\n', stderr);                                                              \
-            g_failures++;                                                                          \
-        }                                                                                          \
-    } while (0)
 
 // A session on nested.pt with memory and op events: everything that touches the slot.
 static lp_session *open_session() {
