@@ -583,6 +583,17 @@ typedef struct lp_node_info {
      * never called, so raw_calls is 0; its total is its own methods' time (self) plus its
      * children's that ran outside it, so it is never smaller than theirs. */
     int container;
+    /* What the module holds (modules only; 0 elsewhere, and in reports written before these):
+     * parameters as elements, and the bytes of its parameters and buffers, its own and with its
+     * submodules' (a tensor two modules share counts once in every total covering both). */
+    int size_known;
+    uint64_t params, self_params;
+    uint64_t param_bytes, self_param_bytes;
+    /* FLOPs (2 per multiply-add), recorded when a flops column was asked for (flops_known):
+     * summed over raw_calls, over the subtree and over the module's own ops, and per call. */
+    int flops_known;
+    uint64_t raw_flops, raw_self_flops;
+    double flops, self_flops;
 } lp_node_info;
 
 /* The number of nodes in the module tree (named_modules() order, root first). Like every getter

@@ -164,6 +164,17 @@ void on_op_end(const at::RecordFunction &, at::ObserverContext *) noexcept {
     if (m) m->sink.op_end(m->sink.ctx, t);
 }
 
+std::unique_ptr<at::ObserverContext> on_flops_start(const at::RecordFunction &fn) noexcept {
+    lps_model *m = g_active.load(std::memory_order_relaxed);
+    if (m) lps::flops_op_start(m, fn);
+    return nullptr;
+}
+
+void on_flops_end(const at::RecordFunction &, at::ObserverContext *) noexcept {
+    lps_model *m = g_active.load(std::memory_order_relaxed);
+    if (m) lps::flops_op_end(m);
+}
+
 // The CPU (and CUDA caching) allocators report every allocation (+size) and free (-size) to the
 // PROFILER_STATE debug info of the thread doing it.
 struct MemoryReporter : c10::MemoryReportingInfoBase {
@@ -230,6 +241,7 @@ void markers_root(lps_model *m, bool enter, uint64_t t) noexcept {
 
 void begin_forward(lps_model *) noexcept {
     t_skip_depth = 0; // a forward that threw may have left skipped ops open
+    flops_reset();
 }
 } // namespace lps
 
@@ -250,6 +262,7 @@ int lps_profile_begin(lps_model *m, const lps_sink *sink, unsigned hooks) noexce
         m->hooks = hooks;
         t_ops_wanted = false;
         t_skip_depth = 0;
+        lps::flops_reset();
         try {
             if (hooks & LPS_HOOK_MODULES)
                 m->handles.push_back(at::addThreadLocalCallback(
@@ -261,6 +274,11 @@ int lps_profile_begin(lps_model *m, const lps_sink *sink, unsigned hooks) noexce
                     at::addThreadLocalCallback(at::RecordFunctionCallback(on_op_start, on_op_end)
                                                    .needsInputs((hooks & LPS_HOOK_SHAPES) != 0)
                                                    .scopes({at::RecordScope::FUNCTION})));
+            if ((hooks & LPS_HOOK_FLOPS) && sink->flops)
+                m->handles.push_back(at::addThreadLocalCallback(
+                    at::RecordFunctionCallback(on_flops_start, on_flops_end)
+                        .needsInputs(true)
+                        .scopes({at::RecordScope::FUNCTION})));
             if (hooks & LPS_HOOK_MEMORY) {
                 m->reporter = std::make_shared<MemoryReporter>(m);
                 m->reporter_guard = std::make_unique<c10::DebugInfoGuard>(

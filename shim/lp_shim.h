@@ -79,6 +79,15 @@ int lps_model_module(const lps_model *m, size_t index, const char **path, const 
  * it, so it has no frame of its own in either mode. */
 int lps_model_module_has_forward(const lps_model *m, size_t index) LPS_NOEXCEPT;
 
+/* What a module holds: parameters (elements) and the bytes of its parameters and buffers, its
+ * own (`self_`) and with its submodules'. A tensor two modules share (tied weights, a shared
+ * submodule) counts once in every total that covers both. */
+typedef struct lps_module_size {
+    uint64_t self_params, params;
+    uint64_t self_bytes, bytes;
+} lps_module_size;
+int lps_model_module_size(const lps_model *m, size_t index, lps_module_size *out) LPS_NOEXCEPT;
+
 /* The default inputs recorded in the file (extra file "layerprof.inputs": one spec per line), or
  * NULL when there are none. Borrowed from the model. */
 const char *lps_model_default_inputs(const lps_model *m) LPS_NOEXCEPT;
@@ -124,6 +133,11 @@ typedef struct lps_sink {
      * module calls on it): its time is the module's, but it is no call. Closed by call_exit.
      * NULL: such frames go to call_enter, and count as calls. */
     int (*method_enter)(void *ctx, int32_t module, uint64_t t_ns);
+    /* LPS_HOOK_FLOPS (shim/flops.cpp): the FLOPs of an op that just started, in the innermost
+     * open call on this thread; and an op with no formula that ended with nothing inside it
+     * counted either (its name: libtorch's, valid while the operator is registered). */
+    void (*flops)(void *ctx, uint64_t flops);
+    void (*flops_unknown)(void *ctx, const char *op_name);
 } lps_sink;
 
 /* Device ids of memory events. */
@@ -137,7 +151,8 @@ enum {
     /* LPS_EXEC_MARKERS: the markers call call_enter/method_enter/call_exit (no RecordFunction
      * callback: the markers are interpreter instructions), and each forward's root call is
      * entered and left around it by the driver. */
-    LPS_HOOK_MARKERS = 1u << 4
+    LPS_HOOK_MARKERS = 1u << 4,
+    LPS_HOOK_FLOPS = 1u << 5 /* sink.flops for every op with a formula (reads the ops' inputs) */
 };
 
 /* With LPS_HOOK_SHAPES, called from inside sink.op_start on the thread that delivers it: writes

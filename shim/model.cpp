@@ -19,6 +19,7 @@
 #include <new>
 #include <sstream>
 #include <stdexcept>
+#include <unordered_set>
 
 #include "base/clock.h"
 #include "shim_internal.hpp"
@@ -87,6 +88,37 @@ int fail(int status, const char *what) noexcept {
 
 // Lists named_modules() in order, records each module object's address (the `self` a frame
 // runs on) and each path, so events map to module indices without building strings.
+// Each module's parameters and buffers, own and with its subtree: every tensor is added to the
+// module that holds it and to each of its ancestors, once per module however often it is reached
+// (a set of TensorImpl per module), so shared tensors count once in a total. `all` is the
+// named_modules() listing that m->modules was built from.
+static void module_sizes(lps_model *m, const torch::jit::named_module_list &all) {
+    size_t n = m->modules.size();
+    std::vector<std::unordered_set<const void *>> seen(n), seen_self(n);
+    size_t i = 0;
+    for (const auto &item : all) {
+        auto add = [&](const at::Tensor &t, bool param) {
+            if (!t.defined()) return;
+            const void *key = t.unsafeGetTensorImpl();
+            uint64_t elems = static_cast<uint64_t>(t.numel()), bytes = t.nbytes();
+            if (seen_self[i].insert(key).second) {
+                m->modules[i].size.self_bytes += bytes;
+                if (param) m->modules[i].size.self_params += elems;
+            }
+            for (int32_t a = static_cast<int32_t>(i); a >= 0; a = m->modules[a].parent) {
+                if (!seen[a].insert(key).second) continue;
+                m->modules[a].size.bytes += bytes;
+                if (param) m->modules[a].size.params += elems;
+            }
+        };
+        for (const auto &p : item.value.named_parameters(/*recurse=*/false))
+            add(p.value, true);
+        for (const auto &b : item.value.named_buffers(/*recurse=*/false))
+            add(b.value, false);
+        i++;
+    }
+}
+
 void lps::index_modules(lps_model *m) {
     auto all = m->module.named_modules();
     m->self_to_module.reserve(all.size());
@@ -107,6 +139,7 @@ void lps::index_modules(lps_model *m) {
         m->self_to_module.add(item.value._ivalue().get(), index);
         m->modules.push_back(std::move(e));
     }
+    module_sizes(m, all);
 }
 
 extern "C" {
@@ -238,6 +271,13 @@ int lps_model_module(const lps_model *m, size_t index, const char **path, const 
 
 int lps_model_module_has_forward(const lps_model *m, size_t index) noexcept {
     return m && index < m->modules.size() && m->modules[index].has_forward;
+}
+
+int lps_model_module_size(const lps_model *m, size_t index, lps_module_size *out) noexcept {
+    if (!m || !out || index >= m->modules.size())
+        return lp_error_set(LP_ERR_INVALID, "module index %zu out of range", index);
+    *out = m->modules[index].size;
+    return LP_OK;
 }
 
 const char *lps_model_default_inputs(const lps_model *m) noexcept {

@@ -1,6 +1,7 @@
 // shim_internal.hpp: what the shim's translation units share. C++ only; never included by the core.
 #pragma once
 
+#include <ATen/record_function.h>
 #include <torch/script.h>
 
 #include <cstdint>
@@ -90,7 +91,8 @@ class ModuleIndex {
 struct ModuleEntry {
     std::string path, class_name;
     int32_t parent;
-    bool has_forward; // false for containers (ModuleList, ModuleDict): never called
+    bool has_forward;       // false for containers (ModuleList, ModuleDict): never called
+    lps_module_size size{}; // its parameters and buffers (model.cpp: module_sizes)
 };
 
 } // namespace lps
@@ -140,6 +142,11 @@ inline bool is_forward_name(const char *name) noexcept {
         if (*name < '0' || *name > '9') return false;
     return true;
 }
+
+// FLOPs of the ops (flops.cpp), from hooks.cpp's callbacks; reset clears the thread's open ops.
+void flops_op_start(lps_model *m, const at::RecordFunction &fn) noexcept;
+void flops_op_end(lps_model *m) noexcept;
+void flops_reset() noexcept;
 
 // Resets the thread's per-forward hook state (hooks.cpp).
 void begin_forward(lps_model *m) noexcept;

@@ -81,6 +81,7 @@ struct lp_session {
     int forward_profiled;  /* that forward is recorded */
     int attached_forwards; /* forwards run through begin/end since the module was attached */
     int early_noted;       /* the note on profiling one of those first forwards was added */
+    int flops;             /* a flops column was asked for: ops' FLOPs are recorded */
 };
 
 /* What a session profiles: a TorchScript file (module NULL: opts->model_path), or a
@@ -145,6 +146,11 @@ int session_write_one(lp_session *s, const lp_output_spec *o);
 
 /* One forward, profiled or not; the hooks must already be as `profiled` says. */
 int session_forward_once(lp_session *s, int profiled);
+
+/* The lines saying what the model is (params, FLOPs per forward, ops without a FLOPs formula)
+ * when a params or FLOPs column was asked for: at most `max` into `lines`; how many.
+ * session_model_notes.c. */
+size_t session_model_notes(const lp_session *s, char (*lines)[256], size_t max);
 
 /* Calls the options' progress callback, if any. */
 void session_progress(const lp_session *s, lp_phase phase, int done, int total);

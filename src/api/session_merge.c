@@ -63,6 +63,7 @@ static int mount_new(lp_session *s, int32_t region, lp_tree **out) {
         const lp_tree_node *n = &s->tree.nodes[i];
         rc = lp_tree_add(t, n->path, n->class_name, n->parent);
         if (rc >= 0) t->nodes[rc].container = n->container;
+        if (rc >= 0) t->nodes[rc].fig.size = n->fig.size;
     }
     if (rc < 0) {
         lp_tree_free(t);
@@ -95,7 +96,9 @@ int session_clear_figures(lp_session *s) {
     for (size_t i = 0; i < s->n_mounts; i++) {
         lp_tree *t = s->mounts[i].tree;
         for (size_t n = 0; n < t->n_nodes; n++) {
+            lp_module_size size = t->nodes[n].fig.size; /* what the module is stays */
             memset(&t->nodes[n].fig, 0, sizeof t->nodes[n].fig);
+            t->nodes[n].fig.size = size;
             t->nodes[n].first_op = -1;
         }
         t->n_ops = 0;

@@ -16,6 +16,7 @@
 #include "base/units.h"
 #include "config/options_version.h"
 #include "config/schedule.h"
+#include "model/columns.h"
 #include "model/paths.h"
 
 static char *dup_or_null(const char *s) {
@@ -157,6 +158,10 @@ static int build_tree(lp_session *s) {
         rc = lps_model_module(s->model, i, &path, &cls, &parent);
         if (rc == LP_OK) rc = lp_tree_add(&s->tree, path, cls, parent);
         if (rc >= 0) s->tree.nodes[rc].container = !lps_model_module_has_forward(s->model, i);
+        lps_module_size size;
+        if (rc >= 0 && lps_model_module_size(s->model, i, &size) == LP_OK)
+            s->tree.nodes[rc].fig.size =
+                (lp_module_size){1, size.self_params, size.params, size.self_bytes, size.bytes};
     }
     return rc < 0 ? rc : LP_OK; /* the shim and the tree report through the same message */
 }
@@ -284,6 +289,9 @@ int session_open_from(lp_session **out, const lp_options *opts, const session_so
     cc.shapes = opts->events && opts->shapes; /* op rows by input shapes (group_by_input_shape) */
     cc.describe_shapes = cc.shapes ? describe_shapes : NULL;
     cc.trace = wants_timeline(opts); /* the trace output, the HTML memory-over-time view */
+    /* Reading every op's shapes costs: only when a FLOPs column asks for them. */
+    s->flops = lp_columns_want_flops(opts->columns, opts->n_columns);
+    cc.flops = s->flops;
     if ((rc = lp_collector_create(&s->collector, &s->tree, &cc))) goto fail;
     if ((rc = session_start_step(s))) goto fail;
     lp_format_date((long long)time(NULL), s->date, sizeof s->date);

@@ -32,6 +32,14 @@ static void sink_memory(void *c, const void *p, int64_t b, int d, uint64_t t) {
     lp_ev_memory(c, p, b, d, t);
 }
 
+static void sink_flops(void *c, uint64_t flops) {
+    lp_ev_flops(c, flops);
+}
+
+static void sink_flops_unknown(void *c, const char *name) {
+    lp_ev_flops_unknown(c, name);
+}
+
 int session_hooks_install(lp_session *s) {
     if (s->hooks_on) return LP_OK;
     lps_sink sink = {.ctx = s->collector,
@@ -40,12 +48,15 @@ int session_hooks_install(lp_session *s) {
                      .op_start = sink_op_start,
                      .op_end = sink_op_end,
                      .memory = sink_memory,
-                     .method_enter = sink_method_enter};
+                     .method_enter = sink_method_enter,
+                     .flops = sink_flops,
+                     .flops_unknown = sink_flops_unknown};
     /* Markers need no frame callback: the module calls come from the graph itself. */
     unsigned hooks = s->opts.mode == LP_MODE_HOOKS ? LPS_HOOK_MODULES : LPS_HOOK_MARKERS;
     if (s->opts.events) hooks |= LPS_HOOK_OPS;
     if (s->opts.memory) hooks |= LPS_HOOK_MEMORY;
     if (s->opts.events && s->opts.shapes) hooks |= LPS_HOOK_SHAPES;
+    if (s->flops) hooks |= LPS_HOOK_FLOPS;
     int rc = lps_profile_begin(s->model, &sink, hooks);
     if (rc) return rc;
     if ((rc = lp_cuda_prof_begin(s->cuda))) {

@@ -562,3 +562,19 @@ lp_frame *lp_collector_push(lp_thread_state *ts, int kind, int32_t node, uint64_
 void lp_collector_pop(lp_collector *c, lp_thread_state *ts, uint64_t t) {
     pop(c, ts, t);
 }
+
+void lp_ev_flops(lp_collector *c, uint64_t flops) {
+    lp_thread_state *ts = state_of(c);
+    if (!ts || !ts->sp || !c->cfg.flops) return;
+    const lp_frame *top = &ts->stack[ts->sp - 1];
+    if (!top->measured || top->module_frame < 0) return;
+    ts->mods[ts->stack[top->module_frame].node].flops_self += flops;
+}
+
+void lp_ev_flops_unknown(lp_collector *c, const char *name) {
+    lp_thread_state *ts = state_of(c);
+    if (!ts || !name || !c->cfg.flops) return;
+    for (uint32_t i = 0; i < ts->n_no_formula; i++)
+        if (ts->no_formula[i] == name) return;
+    if (ts->n_no_formula < LP_MAX_NO_FORMULA) ts->no_formula[ts->n_no_formula++] = name;
+}

@@ -35,6 +35,7 @@ typedef struct lp_collector_config {
     int scope_ops;           /* hooks around op calls too (they need `ops`) */
     int trace;               /* keep a timeline while lp_collector_set_tracing is on */
     size_t trace_max_spans;  /* per thread; 0: LP_TRACE_DEFAULT_MAX_SPANS */
+    int flops;  /* FLOPs per module (lp_ev_flops) and ops without a formula are recorded */
     int shapes; /* op rows are keyed by (parent, name, shape_key), not (parent, name) */
     /* With `shapes`: the text of the starting op's input shapes ("[1, 3], []"), asked only when a
      * thread sees a (parent, name, shape_key) row for the first time, from inside lp_ev_op_start
@@ -75,6 +76,13 @@ int lp_ev_op_start(lp_collector *c, const char *name, int32_t module, uint64_t s
                    uint64_t t_ns);
 void lp_ev_op_end(lp_collector *c, uint64_t t_ns);
 void lp_ev_memory(lp_collector *c, const void *ptr, int64_t bytes, int device, uint64_t t_ns);
+/* `flops` of an op in the innermost measured module call on this thread (cfg.flops), and an op
+ * that has no formula (`name`: the caller's, valid for the collector's life). Hot path. */
+void lp_ev_flops(lp_collector *c, uint64_t flops);
+void lp_ev_flops_unknown(lp_collector *c, const char *name);
+/* The ops without a formula seen so far (after lp_collector_finish), at most `max` in `names`;
+ * returns how many there are in all. */
+size_t lp_collector_no_formula(const lp_collector *c, const char **names, size_t max);
 
 /* --- driving thread ------------------------------------------------------------------------- */
 /* Counts one profiled iteration (a forward) into the tree. */

@@ -194,6 +194,22 @@ static void roll_up_containers(const lp_tree *t, lp_thread_state *ts, uint64_t *
     }
 }
 
+/* The thread's ops without a formula join the collector's list (names compare by pointer: each
+ * is libtorch's one string for its operator). */
+static void merge_no_formula(lp_collector *c, lp_thread_state *ts) {
+    for (uint32_t i = 0; i < ts->n_no_formula; i++) {
+        size_t k = 0;
+        while (k < c->n_no_formula && c->no_formula[k] != ts->no_formula[i])
+            k++;
+        if (k < c->n_no_formula) continue;
+        if (c->n_no_formula < LP_MAX_NO_FORMULA)
+            c->no_formula[c->n_no_formula++] = ts->no_formula[i];
+        else
+            c->more_no_formula++;
+    }
+    ts->n_no_formula = 0;
+}
+
 int lp_collector_finish(lp_collector *c) {
     lp_tree *t = c->tree;
     uint32_t n = atomic_load(&c->n_threads);
@@ -209,6 +225,7 @@ int lp_collector_finish(lp_collector *c) {
             lp_figures_merge(&t->nodes[m].fig, &ts->mods[m]);
             memset(&ts->mods[m], 0, sizeof ts->mods[m]);
         }
+        merge_no_formula(c, ts);
         int rc = merge_rows(c, ts);
         if (rc) return rc;
         rc = merge_regions(c, ts);
@@ -228,7 +245,17 @@ int lp_collector_finish(lp_collector *c) {
         t->nodes[m].selected = c->measured_root[m] || (p >= 0 && t->nodes[p].selected);
     }
     if (t->has_cuda_time) lp_cuda_tree_totals(t);
+    if (c->cfg.flops) {
+        t->has_flops = 1;
+        lp_tree_flops_totals(t);
+    }
     return LP_OK;
+}
+
+size_t lp_collector_no_formula(const lp_collector *c, const char **names, size_t max) {
+    for (size_t i = 0; i < c->n_no_formula && i < max; i++)
+        names[i] = c->no_formula[i];
+    return c->n_no_formula + c->more_no_formula;
 }
 
 int lp_collector_add_cuda(void *ctx, uint64_t scope, uint64_t ns) {

@@ -19,6 +19,7 @@
 #include "model/tree.h"
 
 #define LP_MAX_STACK 512
+#define LP_MAX_NO_FORMULA 16 /* op names without a FLOPs formula kept per thread and merged */
 #define LP_MAX_THREADS 64
 #define LP_REGION_INDEX_CAP (LP_MAX_REGIONS * 2) /* open addressing, at most half full */
 
@@ -75,7 +76,9 @@ typedef struct lp_thread_state {
     size_t index_cap;
     lp_ptrmap live;
     uint64_t events, dropped, unbalanced, foreign_frees;
-    uint32_t slot;     /* index in lp_collector.threads: op scope ids carry it */
+    uint32_t slot; /* index in lp_collector.threads: op scope ids carry it */
+    const char *no_formula[LP_MAX_NO_FORMULA]; /* lp_ev_flops_unknown, first seen first */
+    uint32_t n_no_formula;
     lp_span_buf trace; /* timeline spans and memory samples (cfg.trace) */
 } lp_thread_state;
 
@@ -96,8 +99,10 @@ struct lp_collector {
     size_t n_names, cap_names;
     char **shape_texts; /* under names_lock too: added when a thread first sees a shape key */
     size_t n_shapes, cap_shapes;
-    _Atomic int tracing;  /* cfg.trace and inside the iterations asked for */
-    lp_timeline timeline; /* merged by lp_collector_finish */
+    const char *no_formula[LP_MAX_NO_FORMULA]; /* the threads' merged by lp_collector_finish */
+    size_t n_no_formula, more_no_formula;      /* kept, and dropped for want of room */
+    _Atomic int tracing;                       /* cfg.trace and inside the iterations asked for */
+    lp_timeline timeline;                      /* merged by lp_collector_finish */
     /* Regions and contexts. Entries are written once, under names_lock, and published through
      * the index with a release store, so lookups in steady state take no lock. */
     lp_region_entry *regions;      /* LP_MAX_REGIONS */

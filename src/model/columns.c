@@ -95,6 +95,38 @@ MEM_GETTER(get_cuda_mem, LP_DEV_CUDA, retained)
 MEM_GETTER(get_peak_cuda_mem, LP_DEV_CUDA, peak)
 MEM_GETTER(get_net_cuda_mem, LP_DEV_CUDA, net)
 
+/* What the module holds (lp_module_size): the same whatever ran, so not per iteration. */
+#define SIZE_GETTER(fn, field)                                                                     \
+    static int fn(const lp_figures *fig, double iterations, double *out) {                         \
+        (void)iterations;                                                                          \
+        *out = (double)fig->size.field;                                                            \
+        return fig->size.known;                                                                    \
+    }
+SIZE_GETTER(get_params, params)
+SIZE_GETTER(get_self_params, self_params)
+SIZE_GETTER(get_param_bytes, bytes)
+
+/* FLOPs per call (2 per multiply-add), over the subtree or the module's own ops; blank without
+ * calls (a container, a module that never ran). */
+static int get_flops(const lp_figures *fig, double iterations, double *out) {
+    (void)iterations;
+    *out = fig->calls ? (double)fig->flops_total / (double)fig->calls : 0.0;
+    return fig->calls > 0;
+}
+
+static int get_self_flops(const lp_figures *fig, double iterations, double *out) {
+    (void)iterations;
+    *out = fig->calls ? (double)fig->flops_self / (double)fig->calls : 0.0;
+    return fig->calls > 0;
+}
+
+/* Achieved throughput: the module's own FLOPs over its own time (FLOPs per ns is GFLOP/s). */
+static int get_gflops_per_s(const lp_figures *fig, double iterations, double *out) {
+    (void)iterations;
+    *out = fig->self_ns ? (double)fig->flops_self / (double)fig->self_ns : 0.0;
+    return fig->calls > 0 && fig->self_ns > 0;
+}
+
 /* Formatters ----------------------------------------------------------------------------------- */
 
 static int fmt_time(double v, lp_units units, char *buf, size_t size) {
@@ -110,6 +142,42 @@ static int fmt_bytes(double v, lp_units units, char *buf, size_t size) {
 static int fmt_calls(double v, lp_units units, char *buf, size_t size) {
     (void)units;
     if (v == nearbyint(v) && fabs(v) < 1e15) return snprintf(buf, size, "%.0f", v);
+    return snprintf(buf, size, "%.2f", v);
+}
+
+/* "11,689,512": counts of things, as torchinfo prints parameters. */
+static int fmt_count(double v, lp_units units, char *buf, size_t size) {
+    (void)units;
+    char digits[32];
+    int n = snprintf(digits, sizeof digits, "%.0f", v);
+    if (n < 0 || (size_t)n >= sizeof digits) return snprintf(buf, size, "%.0f", v);
+    char grouped[48];
+    size_t len = 0;
+    int lead = digits[0] == '-';
+    for (int i = 0; i < n; i++) {
+        int left = n - i; /* digits from here to the end */
+        if (i > lead && left % 3 == 0) grouped[len++] = ',';
+        grouped[len++] = digits[i];
+    }
+    grouped[len] = '\0';
+    return snprintf(buf, size, "%s", grouped);
+}
+
+/* "236.03 M": FLOPs with an SI prefix, as DeepSpeed's profiler prints them. */
+static int fmt_si(double v, lp_units units, char *buf, size_t size) {
+    (void)units;
+    static const char *const prefix[] = {"", " K", " M", " G", " T", " P"};
+    size_t p = 0;
+    while (fabs(v) >= 1000.0 && p + 1 < sizeof prefix / sizeof prefix[0]) {
+        v /= 1000.0;
+        p++;
+    }
+    return p ? snprintf(buf, size, "%.2f%s", v, prefix[p]) : snprintf(buf, size, "%.0f", v);
+}
+
+/* "12.34": GFLOP/s. */
+static int fmt_rate(double v, lp_units units, char *buf, size_t size) {
+    (void)units;
     return snprintf(buf, size, "%.2f", v);
 }
 
@@ -148,6 +216,12 @@ static const lp_column columns[] = {
     {"max", "Max", TIME, 0, 0, "_ns", get_max, fmt_time},
     {"std", "Std", TIME, 0, 0, "_ns", get_std, fmt_time},
     {"share", "% Total", TIME, 0, 0, "_pct", get_share, fmt_percent},
+    {"params", "Params", LP_COLGRP_SIZE, 0, 0, "", get_params, fmt_count},
+    {"self_params", "Self Params", LP_COLGRP_SIZE, 0, 0, "", get_self_params, fmt_count},
+    {"param_bytes", "Param Bytes", LP_COLGRP_SIZE, 0, 0, "_bytes", get_param_bytes, fmt_bytes},
+    {"flops", "FLOPs", TIME, LP_NEED_FLOPS, 0, "", get_flops, fmt_si},
+    {"self_flops", "Self FLOPs", TIME, LP_NEED_FLOPS, 0, "", get_self_flops, fmt_si},
+    {"gflops_per_s", "GFLOP/s", TIME, LP_NEED_FLOPS, 0, "_gflops", get_gflops_per_s, fmt_rate},
 };
 #define N_COLUMNS (sizeof columns / sizeof columns[0])
 
@@ -195,6 +269,9 @@ static int has_cuda_mem(const lp_tree *t) {
 static int has_cuda_time(const lp_tree *t) {
     return t->has_cuda_time;
 }
+static int has_flops(const lp_tree *t) {
+    return t->has_flops;
+}
 static const struct {
     unsigned bit;
     int (*has)(const lp_tree *t);
@@ -202,7 +279,16 @@ static const struct {
     {LP_NEED_CPU_MEM, has_cpu_mem},
     {LP_NEED_CUDA_MEM, has_cuda_mem},
     {LP_NEED_CUDA_TIME, has_cuda_time},
+    {LP_NEED_FLOPS, has_flops},
 };
+
+int lp_columns_want_flops(const char *const *ids, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        const lp_column *col = lp_column_find(ids[i]);
+        if (col && (col->needs & LP_NEED_FLOPS)) return 1;
+    }
+    return 0;
+}
 
 int lp_column_available(const lp_column *col, const lp_tree *tree) {
     for (size_t i = 0; i < sizeof needs / sizeof needs[0]; i++)
@@ -233,6 +319,8 @@ int lp_columns_select(const lp_tree *tree, const char *const *ids, size_t n, con
 int lp_column_value(const lp_column *col, const lp_tree *tree, const lp_figures *fig,
                     unsigned groups, double *out) {
     *out = 0.0;
+    /* Every module row carries what the module is: the size getters blank the rest. */
+    if (col->group == LP_COLGRP_SIZE) groups |= LP_COLGRP_SIZE;
     if (!(groups & col->group) || !lp_column_available(col, tree)) return 0;
     /* A tree that never ran has 0 iterations; its rows are blank anyway, so 1 only avoids 0/0. */
     double iterations = tree->iterations ? (double)tree->iterations : 1.0;

@@ -14,17 +14,21 @@ enum {
     LP_COLGRP_TIME = 1u << 0,
     LP_COLGRP_MEM = 1u << 1,
     LP_COLGRP_CALLS = 1u << 2,
-    LP_COLGRP_ALL = LP_COLGRP_TIME | LP_COLGRP_MEM | LP_COLGRP_CALLS
+    /* What a module is (params, bytes): not a measurement, so every module row shows it, run or
+     * not, selected or not; rows that are no module (ops, totals) have none to show. */
+    LP_COLGRP_SIZE = 1u << 3,
+    LP_COLGRP_ALL = LP_COLGRP_TIME | LP_COLGRP_MEM | LP_COLGRP_CALLS | LP_COLGRP_SIZE
 };
 
 /* What the tree must have recorded for a column to hold data. */
 enum {
     LP_NEED_CPU_MEM = 1u << 0,
     LP_NEED_CUDA_MEM = 1u << 1,
-    LP_NEED_CUDA_TIME = 1u << 2 /* lp_tree.has_cuda_time (CUDA device, docs/cuda.md) */
+    LP_NEED_CUDA_TIME = 1u << 2, /* lp_tree.has_cuda_time (CUDA device, docs/cuda.md) */
+    LP_NEED_FLOPS = 1u << 3      /* lp_tree.has_flops (asked for with a flops column) */
 };
 
-/* The most columns one selection may list (the table has 18; repeats are allowed). */
+/* The most columns one selection may list (the table has 24; repeats are allowed). */
 #define LP_MAX_COLUMNS 32
 
 typedef struct lp_column {
@@ -53,6 +57,10 @@ const lp_column *lp_column_find(const char *id);
 /* Like lp_column_find, but an unknown id fails with LP_ERR_NOT_FOUND and a message naming the
  * closest id: "unknown <what> 'cpu_totl' (did you mean 'cpu_total'?)". */
 int lp_column_lookup(const char *id, const char *what, const lp_column **out);
+
+/* 1 when one of `ids` is a column whose figures must be recorded as the model runs because they
+ * cost something (flops: every op's input shapes are read). */
+int lp_columns_want_flops(const char *const *ids, size_t n);
 
 /* 1 when `tree` recorded what the column needs. */
 int lp_column_available(const lp_column *col, const lp_tree *tree);

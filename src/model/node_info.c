@@ -63,6 +63,18 @@ int lp_tree_node_info(const lp_tree *t, size_t index, lp_node_info *out, const c
     out->kind = (lp_node_kind)n->kind;
     out->container = n->container;
     time_fill(&n->fig, out);
+    const lp_module_size *size = &n->fig.size;
+    out->size_known = size->known;
+    out->params = size->params;
+    out->self_params = size->self_params;
+    out->param_bytes = size->bytes;
+    out->self_param_bytes = size->self_bytes;
+    out->flops_known = t->has_flops;
+    out->raw_flops = n->fig.flops_total;
+    out->raw_self_flops = n->fig.flops_self;
+    double per_call = n->fig.calls ? 1.0 / (double)n->fig.calls : 0.0;
+    out->flops = (double)n->fig.flops_total * per_call;
+    out->self_flops = (double)n->fig.flops_self * per_call;
     return LP_OK;
 }
 

@@ -65,6 +65,8 @@ void lp_figures_merge(lp_figures *into, const lp_figures *from) {
     into->self_ns += from->self_ns;
     into->cuda_self_ns += from->cuda_self_ns;
     into->cuda_total_ns += from->cuda_total_ns;
+    into->flops_self += from->flops_self;
+    into->flops_total += from->flops_total;
     for (int d = 0; d < LP_DEV_COUNT; d++) {
         lp_stat_merge(&into->mem[d].retained, &from->mem[d].retained);
         lp_stat_merge(&into->mem[d].self_retained, &from->mem[d].self_retained);
@@ -265,4 +267,15 @@ const char *lp_tree_op_name(const lp_tree *t, int32_t op) {
 
 const char *lp_tree_shapes(const lp_tree *t, int32_t shapes) {
     return shapes >= 0 && (size_t)shapes < t->n_shape_names ? t->shape_names[shapes] : NULL;
+}
+
+void lp_tree_flops_totals(lp_tree *t) {
+    for (size_t i = 0; i < t->n_nodes; i++)
+        t->nodes[i].fig.flops_total = t->nodes[i].fig.flops_self;
+    for (size_t i = t->n_nodes; i-- > 1;) { /* pre-order: children after their parent */
+        int32_t p = t->nodes[i].parent;
+        if (p >= 0) t->nodes[p].fig.flops_total += t->nodes[i].fig.flops_total;
+    }
+    for (size_t i = 0; i < t->n_nodes; i++)
+        if (!t->nodes[i].selected) t->nodes[i].fig.flops_total = 0;
 }

@@ -54,6 +54,17 @@ void lp_welford_merge(lp_welford *into, const lp_welford *from);
 /* Sample standard deviation (n - 1); 0 when n < 2. */
 double lp_welford_std(const lp_welford *w);
 
+/* What a module holds, beside what it costs: parameters (elements) and the bytes of its parameters
+ * and buffers, its own and with its submodules' (a tensor two modules share counts once in every
+ * total covering both). Set when the tree is built from the model, or read back from a report:
+ * not a measurement, so never merged, and kept when the figures are cleared. `known` is 0 on op
+ * rows, total rows and trees made without a model. */
+typedef struct lp_module_size {
+    int known;
+    uint64_t self_params, params;
+    uint64_t self_bytes, bytes;
+} lp_module_size;
+
 /* Figures of one node (a module, or an op inside a module). */
 typedef struct lp_figures {
     uint64_t calls;
@@ -66,6 +77,10 @@ typedef struct lp_figures {
     /* % Total's denominator: the total of the context this row belongs to (the root's without
      * regions). Not merged: lp_tree_set_shares fills it on the finished tree; 0: no share. */
     uint64_t share_base_ns;
+    lp_module_size size; /* modules: what they hold (not merged) */
+    /* FLOPs (tree.has_flops; 2 per multiply-add) of the ops run directly in the node, summed over
+     * its calls, and the same over its subtree (lp_tree_flops_totals). */
+    uint64_t flops_self, flops_total;
 } lp_figures;
 
 void lp_figures_merge(lp_figures *into, const lp_figures *from);
@@ -112,6 +127,7 @@ typedef struct lp_tree {
     int has_memory[LP_DEV_COUNT]; /* memory was recorded for this device */
     int has_ops;
     int has_cuda_time; /* CUDA kernel time per node was recorded */
+    int has_flops;     /* FLOPs per node were recorded (a flops column was asked for) */
 } lp_tree;
 
 /* Tree construction (from the shim's module listing, or from tests). lp_tree_init cannot fail: the
@@ -137,6 +153,10 @@ int32_t lp_tree_find(const lp_tree *t, const char *path);
 /* Fills every node's and op row's fig.share_base_ns: the total of its nearest LP_NODE_CONTEXT
  * ancestor; the root's total for context nodes, the root, and trees without contexts. */
 void lp_tree_set_shares(lp_tree *t);
+
+/* Fills every module's fig.flops_total from the flops_self of its subtree; unmeasured modules
+ * have none, as for time. */
+void lp_tree_flops_totals(lp_tree *t);
 
 /* Appends an op row under module `module` (parent_op -1) or under `parent_op`. Returns its index.
  */

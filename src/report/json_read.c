@@ -128,6 +128,18 @@ static int read_time(reader *rd, const json_t *o, lp_welford *w) {
     return rc;
 }
 
+/* What a module holds: all four counts, or none (regions, reports written before them). */
+static int read_size(reader *rd, const json_t *m, lp_module_size *out) {
+    memset(out, 0, sizeof *out);
+    if (!json_object_get(m, "params")) return LP_OK;
+    int rc = get_uint(rd, m, "params", &out->params);
+    if (!rc) rc = get_uint(rd, m, "self_params", &out->self_params);
+    if (!rc) rc = get_uint(rd, m, "param_bytes", &out->bytes);
+    if (!rc) rc = get_uint(rd, m, "self_param_bytes", &out->self_bytes);
+    out->known = rc == LP_OK;
+    return rc;
+}
+
 static int read_figures(reader *rd, const json_t *o, lp_figures *f) {
     const lp_tree *t = &rd->r->tree;
     int rc = get_uint(rd, o, "calls", &f->calls);
@@ -225,6 +237,11 @@ static int read_modules(reader *rd, const json_t *mods) {
             return bad(rd, "container", "expected true or false");
         n->container = json_is_true(container);
         if ((rc = read_figures(rd, m, &n->fig))) return rc;
+        if ((rc = read_size(rd, m, &n->fig.size))) return rc;
+        if (t->has_flops && n->kind == LP_NODE_MODULE &&
+            ((rc = get_uint(rd, m, "flops_sum", &n->fig.flops_total)) ||
+             (rc = get_uint(rd, m, "self_flops_sum", &n->fig.flops_self))))
+            return rc;
         json_t *ops = json_object_get(m, "ops");
         if (ops && (rc = read_ops(rd, ops, idx, -1, 0))) return rc;
     }
@@ -265,6 +282,7 @@ int lp_report_from_json(lp_report **out, const json_t *doc, const char *name) {
     if (!rc) rc = get_bool(&rd, rec, "cuda_memory", &r->tree.has_memory[LP_DEV_CUDA]);
     if (!rc) rc = get_bool(&rd, rec, "cuda_time", &r->tree.has_cuda_time);
     if (!rc) rc = get_bool(&rd, rec, "ops", &has_ops);
+    if (!rc && json_object_get(rec, "flops")) rc = get_bool(&rd, rec, "flops", &r->tree.has_flops);
     rd.where[0] = '\0';
     if (!rc) rc = get_uint(&rd, doc, "iterations", &r->tree.iterations);
     if (!rc) rc = read_modules(&rd, json_object_get(doc, "modules"));

@@ -160,6 +160,16 @@ static void put_figures(json_t *o, const lp_tree *t, const lp_figures *f, int *o
     }
 }
 
+/* FLOPs per call as integers (the subtree's and the module's own; 2 per multiply-add), and the
+ * sums over every call they come from, which readers take exactly. */
+static void put_flops(json_t *m, const lp_figures *f, int *ok) {
+    uint64_t calls = f->calls;
+    put(m, "flops", juint(calls ? (f->flops_total + calls / 2) / calls : 0), ok);
+    put(m, "self_flops", juint(calls ? (f->flops_self + calls / 2) / calls : 0), ok);
+    put(m, "flops_sum", juint(f->flops_total), ok);
+    put(m, "self_flops_sum", juint(f->flops_self), ok);
+}
+
 /* The op rows starting at `first`, with their nested rows. Depth is that of op dispatch (a few
  * levels), so plain recursion is fine here. */
 static json_t *ops_json(const lp_tree *t, int32_t first, int *ok) {
@@ -198,6 +208,8 @@ json_t *lp_export_report(const lp_tree *t, const json_t *run) {
         put(rec, "cuda_memory", json_boolean(t->has_memory[LP_DEV_CUDA]), &ok);
         put(rec, "cuda_time", json_boolean(t->has_cuda_time), &ok);
         put(rec, "ops", json_boolean(t->has_ops), &ok);
+        /* Only when recorded: reports without FLOPs keep their bytes. */
+        if (t->has_flops) put(rec, "flops", json_true(), &ok);
     }
     put(doc, "iterations", juint(t->iterations), &ok);
     json_t *mods = json_array();
@@ -218,7 +230,14 @@ json_t *lp_export_report(const lp_tree *t, const json_t *run) {
         put(m, "selected", json_boolean(n->selected), &ok);
         /* Only when true, so reports of models without containers keep their bytes. */
         if (n->container) put(m, "container", json_true(), &ok);
+        if (n->fig.size.known) { /* what the module holds; absent from regions and old reports */
+            put(m, "params", juint(n->fig.size.params), &ok);
+            put(m, "self_params", juint(n->fig.size.self_params), &ok);
+            put(m, "param_bytes", juint(n->fig.size.bytes), &ok);
+            put(m, "self_param_bytes", juint(n->fig.size.self_bytes), &ok);
+        }
         put_figures(m, t, &n->fig, &ok);
+        if (t->has_flops) put_flops(m, &n->fig, &ok);
         if (n->first_op >= 0) put(m, "ops", ops_json(t, n->first_op, &ok), &ok);
     }
     if (!ok) {

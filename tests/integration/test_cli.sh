@@ -266,6 +266,16 @@ else
         fail "libraries in YAML: exit $rc"
         show
     fi
+    # An op with no FLOPs formula (roi_align) is named under the tree, not silently counted 0.
+    checks=$((checks + 1))
+    run -- "$MODELS/pat_customop.pt" --load-library "$TV_LIB" --columns self_cpu,flops "${FAST[@]}"
+    if [ "$rc" -eq 0 ] && grep -q "^flops: no formula for torchvision::roi_align (counted as 0)$" "$OUT" &&
+        grep -q "^model: 112 parameters, .*FLOPs per forward (2 per multiply-add)$" "$OUT"; then
+        ok "--columns flops names the op that has no formula (torchvision::roi_align)"
+    else
+        fail "--columns flops on pat_customop: exit $rc"
+        show
+    fi
 fi
 
 # SIGINT and SIGTERM mid-run: the forward in progress finishes, every report is written from the
@@ -519,7 +529,7 @@ FORMATS=(tree json csv markdown trace html summary)
 # option  bad value  YAML (the value's line, under the model line)  what the message says
 BAD_NAMES=(
     "sort|cpu_totl|display: {sort: cpu_totl}|must be a column id, got 'cpu_totl'; did you mean 'cpu_total'\\?"
-    "columns|self_cpu,params|display: {columns: [self_cpu, params]}|must be column ids \\(one of: self_cpu, .*\\), got 'params'"
+    "columns|self_cpu,weights|display: {columns: [self_cpu, weights]}|must be column ids \\(one of: self_cpu, .*\\), got 'weights'"
     "mode|fast|mode: fast|must be hooks, graph or markers, got 'fast'"
     "units|minutes|display: {units: minutes}|must be auto, us, ms or s, got 'minutes'"
     "cuda-timing|sometimes|profile: {cuda_timing: sometimes}|must be auto, cupti, events or off, got 'sometimes'"

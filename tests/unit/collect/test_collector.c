@@ -1051,8 +1051,92 @@ static void test_threads_beyond_the_limit_have_their_events_dropped(void **state
 
 #define TEST(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
 
+/* FLOPs go to the innermost measured module call, whatever op frames are open; the subtree's
+ * totals are filled at finish; a module outside the selection keeps none. */
+static void test_flops_go_to_the_innermost_measured_module(void **state) {
+    fixture *f = *state;
+    lp_collector_config cfg = {0};
+    cfg.flops = 1;
+    cfg.ops = 1;
+    uint8_t selected[N_MODULES] = {0};
+    selected[FEATURES] = 1;
+    cfg.selected = selected;
+    assert_int_equal(lp_collector_create(&f->c, &f->tree, &cfg), LP_OK);
+    lp_collector *c = f->c;
+    enter(c, ROOT, 0);
+    lp_ev_flops(c, 1000); /* the root is not measured: dropped */
+    enter(c, FEATURES, 10);
+    lp_ev_flops(c, 5); /* the Sequential's own op */
+    enter(c, F0, 20);
+    op(c, "aten::conv2d", 21);
+    lp_ev_flops(c, 300); /* inside an op frame: still F0's */
+    op_end(c, 30);
+    leave(c, 40);
+    enter(c, F1, 50);
+    lp_ev_flops(c, 7);
+    leave(c, 60);
+    enter(c, F1, 61); /* called twice: per-call figures halve */
+    lp_ev_flops(c, 7);
+    leave(c, 62);
+    leave(c, 70);
+    leave(c, 80);
+    lp_collector_count_iteration(c);
+    assert_int_equal(lp_collector_finish(c), LP_OK);
+    lp_tree *t = tree_of(state);
+    assert_true(t->has_flops);
+    assert_int_equal(FIG(state, F0)->flops_self, 300);
+    assert_int_equal(FIG(state, F1)->flops_self, 14);
+    assert_int_equal(FIG(state, F1)->calls, 2);
+    assert_int_equal(FIG(state, FEATURES)->flops_self, 5);
+    assert_int_equal(FIG(state, FEATURES)->flops_total, 319);
+    assert_int_equal(FIG(state, ROOT)->flops_self, 0);
+    assert_int_equal(FIG(state, ROOT)->flops_total, 0); /* not measured: no total */
+}
+
+/* Ops without a formula are kept once each, by name pointer, across threads' merges. */
+static void test_ops_without_a_formula_are_named_once(void **state) {
+    fixture *f = *state;
+    lp_collector_config cfg = {0};
+    cfg.flops = 1;
+    assert_int_equal(lp_collector_create(&f->c, &f->tree, &cfg), LP_OK);
+    lp_collector *c = f->c;
+    static const char roi[] = "torchvision::roi_align", nms[] = "torchvision::nms";
+    enter(c, ROOT, 0);
+    lp_ev_flops_unknown(c, roi);
+    lp_ev_flops_unknown(c, nms);
+    lp_ev_flops_unknown(c, roi);
+    leave(c, 10);
+    assert_int_equal(lp_collector_finish(c), LP_OK);
+    enter(c, ROOT, 20);
+    lp_ev_flops_unknown(c, roi); /* again in a later run: still once */
+    leave(c, 30);
+    assert_int_equal(lp_collector_finish(c), LP_OK);
+    const char *names[4] = {NULL};
+    assert_int_equal(lp_collector_no_formula(c, names, 4), 2);
+    assert_ptr_equal(names[0], roi);
+    assert_ptr_equal(names[1], nms);
+    assert_int_equal(lp_collector_no_formula(c, names, 1), 2); /* how many in all */
+}
+
+/* Without cfg.flops nothing is recorded, whatever arrives. */
+static void test_flops_are_ignored_unless_asked_for(void **state) {
+    lp_collector *c = start(state, 0, 0, NULL);
+    enter(c, ROOT, 0);
+    lp_ev_flops(c, 99);
+    lp_ev_flops_unknown(c, "aten::x");
+    leave(c, 10);
+    assert_int_equal(lp_collector_finish(c), LP_OK);
+    assert_false(tree_of(state)->has_flops);
+    assert_int_equal(FIG(state, ROOT)->flops_self, 0);
+    const char *names[1];
+    assert_int_equal(lp_collector_no_formula(c, names, 1), 0);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        TEST(test_flops_go_to_the_innermost_measured_module),
+        TEST(test_ops_without_a_formula_are_named_once),
+        TEST(test_flops_are_ignored_unless_asked_for),
         TEST(test_creating_a_collector_without_a_tree_is_an_invalid_argument),
         TEST(test_nested_modules_get_exact_total_and_self_times),
         TEST(test_a_block_called_twice_in_a_forward_counts_two_calls_per_iteration),

@@ -255,11 +255,11 @@ static void column_ids_sort_keys_and_formats_are_checked(void **state) {
     o.sort = "cpu_total";
     assert_int_equal(lp_options_validate(&o), LP_OK);
 
-    const char *bad[] = {"self_cpu", "params"};
+    const char *bad[] = {"self_cpu", "weights"};
     o.columns = bad;
     o.n_columns = 2;
     ASSERT_INVALID(&o, "display.columns must be column ids (one of: self_cpu,");
-    ASSERT_INVALID(&o, "got 'params'");
+    ASSERT_INVALID(&o, "got 'weights'");
     o.n_columns = 1;
     assert_int_equal(lp_options_validate(&o), LP_OK);
 

@@ -1,0 +1,56 @@
+/* session_model_notes.c: the lines under the report that say what the model is, when a params or
+ * FLOPs column was asked for: its parameters and their bytes, its FLOPs per forward, and the ops
+ * that had no FLOPs formula (counted as 0, named so that a low figure is never a silent one). */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <string.h>
+
+#include "api/session_internal.h"
+#include "model/columns.h"
+
+/* A size or FLOPs column among those asked for. */
+static int asks_for_model_figures(const lp_session *s) {
+    for (size_t i = 0; i < s->opts.n_columns; i++) {
+        const lp_column *col = lp_column_find(s->opts.columns[i]);
+        if (col && (col->group == LP_COLGRP_SIZE || (col->needs & LP_NEED_FLOPS))) return 1;
+    }
+    return 0;
+}
+
+/* `value` as column `id` formats it ("11,689,512", "3.64 G", "44.63 Mb"). */
+static void format_as(const char *id, double value, char *buf, size_t size) {
+    const lp_column *col = lp_column_find(id);
+    if (!col || col->fmt(value, LP_UNITS_AUTO, buf, size) < 0) snprintf(buf, size, "%.0f", value);
+}
+
+size_t session_model_notes(const lp_session *s, char (*lines)[256], size_t max) {
+    if (max < 2 || !asks_for_model_figures(s) || !s->tree.n_nodes) return 0;
+    const lp_figures *root = &s->tree.nodes[0].fig;
+    size_t n = 0;
+    char params[48], bytes[48], flops[48];
+    format_as("params", (double)root->size.params, params, sizeof params);
+    format_as("param_bytes", (double)root->size.bytes, bytes, sizeof bytes);
+    int len =
+        snprintf(lines[n], sizeof lines[n], "model: %s parameters, %s with buffers", params, bytes);
+    if (s->flops && s->tree.iterations && len > 0 && (size_t)len < sizeof lines[n]) {
+        format_as("flops", (double)root->flops_total / (double)s->tree.iterations, flops,
+                  sizeof flops);
+        snprintf(lines[n] + len, sizeof lines[n] - (size_t)len,
+                 "; %sFLOPs per forward (2 per multiply-add)", flops);
+    }
+    n++;
+    const char *names[8];
+    size_t all = s->flops ? lp_collector_no_formula(s->collector, names, 8) : 0;
+    if (all) {
+        size_t shown = all < 8 ? all : 8, used = 0;
+        used += (size_t)snprintf(lines[n], sizeof lines[n], "flops: no formula for");
+        for (size_t i = 0; i < shown && used < sizeof lines[n]; i++)
+            used += (size_t)snprintf(lines[n] + used, sizeof lines[n] - used, "%s %s", i ? "," : "",
+                                     names[i]);
+        if (used < sizeof lines[n])
+            snprintf(lines[n] + used, sizeof lines[n] - used, "%s (counted as 0)",
+                     all > shown ? " and others" : "");
+        n++;
+    }
+    return n;
+}
