@@ -11,5 +11,5 @@ endif()
 add_test(NAME integration.attach COMMAND test_attach)
 add_test(NAME examples.attach
          COMMAND ${LP_BASH} ${CMAKE_CURRENT_SOURCE_DIR}/test_attach_example.sh $<TARGET_FILE:attach>
-                 ${LP_MODELS_DIR}/nested.pt 1x3x16x16)
+                 $<TARGET_FILE:layerprof> ${LP_MODELS_DIR}/nested.pt 1x3x16x16)
 set_tests_properties(integration.attach examples.attach PROPERTIES LABELS "integration" TIMEOUT 300)
