@@ -594,6 +594,12 @@ typedef struct lp_node_info {
     int flops_known;
     uint64_t raw_flops, raw_self_flops;
     double flops, self_flops;
+    /* The shape of the first tensor the module's first call returned (the out_shape column,
+     * markers mode): out_rank dimensions (-1: none recorded), and whether other calls returned
+     * another shape. */
+    int out_rank;
+    int64_t out_shape[LP_MAX_DIMS];
+    int out_shape_varies;
 } lp_node_info;
 
 /* The number of nodes in the module tree (named_modules() order, root first). Like every getter

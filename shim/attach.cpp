@@ -136,8 +136,9 @@ int lps_model_attach(void *module, const char *torch_build, const char *device, 
         } catch (...) {
             return lp_error_set(LP_ERR_INVALID, "unknown device '%s'", device);
         }
-        m->optimize = exec != LPS_EXEC_HOOKS;
-        m->markers = exec == LPS_EXEC_MARKERS;
+        m->optimize = (exec & 0xff) != LPS_EXEC_HOOKS;
+        m->markers = (exec & 0xff) == LPS_EXEC_MARKERS;
+        m->mark_outputs = m->markers && (exec & LPS_EXEC_OUTPUTS);
         m->module = *static_cast<torch::jit::Module *>(module); // a handle: the same object
         int rc = attach(m.get(), device);
         if (rc) {

@@ -231,10 +231,46 @@ void marker_exit() noexcept {
     t_ops_wanted = m->sink.call_exit(m->sink.ctx, t) != 0;
 }
 
-void markers_root(lps_model *m, bool enter, uint64_t t) noexcept {
+// The first tensor of a module's output: itself, or the first tensor of a tuple, list or dict (in
+// its order), looked for depth first.
+static const at::Tensor *first_tensor(const c10::IValue &v) {
+    if (v.isTensor()) return v.toTensor().defined() ? &v.toTensor() : nullptr;
+    if (v.isTuple()) {
+        for (const c10::IValue &e : v.toTupleRef().elements())
+            if (const at::Tensor *t = first_tensor(e)) return t;
+    } else if (v.isList()) {
+        for (const c10::IValue &e : v.toListRef())
+            if (const at::Tensor *t = first_tensor(e)) return t;
+    } else if (v.isGenericDict()) {
+        for (const auto &kv : v.toGenericDict())
+            if (const at::Tensor *t = first_tensor(kv.value())) return t;
+    }
+    return nullptr;
+}
+
+static void report_shape(lps_model *m, const c10::IValue &out) noexcept {
+    if (!m->sink.out_shape) return;
+    try {
+        if (const at::Tensor *t = first_tensor(out)) {
+            auto sizes = t->sizes();
+            m->sink.out_shape(m->sink.ctx, sizes.data(), static_cast<int>(sizes.size()));
+        }
+    } catch (...) { // sizes() throws for nested tensors: no shape for this call
+    }
+}
+
+void marker_exit_out(const c10::IValue &out) noexcept {
+    lps_model *m = g_active.load(std::memory_order_relaxed);
+    if (!m || !(m->hooks & LPS_HOOK_MARKERS)) return;
+    report_shape(m, out);
+    marker_exit();
+}
+
+void markers_root(lps_model *m, bool enter, uint64_t t, const c10::IValue *out) noexcept {
     if (!m->markers || g_active.load(std::memory_order_relaxed) != m ||
         !(m->hooks & LPS_HOOK_MARKERS))
         return;
+    if (!enter && out && m->mark_outputs) report_shape(m, *out);
     t_ops_wanted =
         (enter ? m->sink.call_enter(m->sink.ctx, 0, t) : m->sink.call_exit(m->sink.ctx, t)) != 0;
 }

@@ -38,7 +38,10 @@ int lps_set_threads(int threads) LPS_NOEXCEPT;
 enum {
     LPS_EXEC_HOOKS = 0,     /* optimizer off: a TorchScript frame per submodule call */
     LPS_EXEC_OPTIMISED = 1, /* optimizer on, no markers: the model as shipped (reference runs) */
-    LPS_EXEC_MARKERS = 2    /* optimizer on, with enter/exit markers at every submodule call site */
+    LPS_EXEC_MARKERS = 2,   /* optimizer on, with enter/exit markers at every submodule call site */
+    /* With LPS_EXEC_MARKERS (or'ed in): the exit markers also take the call's output, whose
+     * first tensor's sizes go to sink.out_shape (the out_shape column). */
+    LPS_EXEC_OUTPUTS = 1 << 8
 };
 
 /* Loads a TorchScript file onto `device` ("cpu", "cuda", "cuda:N") to run as `exec` says
@@ -138,6 +141,9 @@ typedef struct lps_sink {
      * counted either (its name: libtorch's, valid while the operator is registered). */
     void (*flops)(void *ctx, uint64_t flops);
     void (*flops_unknown)(void *ctx, const char *op_name);
+    /* LPS_EXEC_OUTPUTS: the sizes of the first tensor a module call returned (itself, or the
+     * first of a tuple or list), just before its call_exit. `dims` is valid during the call. */
+    void (*out_shape)(void *ctx, const int64_t *dims, int rank);
 } lps_sink;
 
 /* Device ids of memory events. */

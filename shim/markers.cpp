@@ -40,18 +40,25 @@ namespace {
 const c10::Symbol k_enter = c10::Symbol::fromQualString("layerprof::enter");
 const c10::Symbol k_method = c10::Symbol::fromQualString("layerprof::method");
 const c10::Symbol k_exit = c10::Symbol::fromQualString("layerprof::exit");
+// An exit that also takes the call's output (the out_shape column): only then, since the output
+// gains a use, which the plain markers do not give the optimizer.
+const c10::Symbol k_exit_out = c10::Symbol::fromQualString("layerprof::exit_out");
 
 // enter (call: a forward), method (another method) and exit: each takes its module object,
 // which it is declared to write (see the top of this file), and pops it.
-enum class Mark { call, method, exit };
+enum class Mark { call, method, exit, exit_out };
 torch::jit::Operator marker_op(const char *schema, Mark mark) {
     return torch::jit::Operator(
         schema,
         [mark](torch::jit::Stack &stack) {
-            if (mark == Mark::exit)
+            if (mark == Mark::exit_out) {
+                lps::marker_exit_out(stack.back());
+                stack.pop_back();
+            } else if (mark == Mark::exit) {
                 lps::marker_exit();
-            else
+            } else {
                 lps::marker_enter(stack.back(), mark == Mark::call);
+            }
             stack.pop_back();
         },
         c10::AliasAnalysisKind::FROM_SCHEMA);
@@ -63,6 +70,7 @@ torch::jit::RegisterOperators g_marker_ops({
     marker_op("layerprof::enter(Any(a!) self) -> ()", Mark::call),
     marker_op("layerprof::method(Any(a!) self) -> ()", Mark::method),
     marker_op("layerprof::exit(Any(a!) self) -> ()", Mark::exit),
+    marker_op("layerprof::exit_out(Any(a!) self, Any out) -> ()", Mark::exit_out),
 });
 
 // A call of another module's method: its target is a module (a class or a module interface) and
@@ -76,32 +84,34 @@ bool is_submodule_call(const torch::jit::Node *n, const torch::jit::Value *self)
     return false;
 }
 
-size_t mark_block(torch::jit::Block *b, const torch::jit::Value *self);
+size_t mark_block(torch::jit::Block *b, const torch::jit::Value *self, bool outputs);
 
 // A forked closure (torch.jit.fork) is a subgraph of its prim::fork node: its calls are marked
 // inside it, and it runs on the fork's task.
-size_t mark_subgraphs(torch::jit::Node *n) {
+size_t mark_subgraphs(torch::jit::Node *n, bool outputs) {
     size_t sites = 0;
     if (n->hasAttribute(c10::attr::Subgraph)) {
         auto g = n->g(c10::attr::Subgraph);
-        sites += mark_block(g->block(), nullptr);
+        sites += mark_block(g->block(), nullptr, outputs);
     }
     return sites;
 }
 
-size_t mark_block(torch::jit::Block *b, const torch::jit::Value *self) {
+size_t mark_block(torch::jit::Block *b, const torch::jit::Value *self, bool outputs) {
     size_t sites = 0;
     for (auto it = b->nodes().begin(); it != b->nodes().end(); ++it) {
         torch::jit::Node *n = *it;
         for (torch::jit::Block *sub : n->blocks()) // loops, conditionals
-            sites += mark_block(sub, self);
-        sites += mark_subgraphs(n);
+            sites += mark_block(sub, self, outputs);
+        sites += mark_subgraphs(n, outputs);
         if (!is_submodule_call(n, self)) continue;
         torch::jit::Graph *g = n->owningGraph();
         bool call = lps::is_forward_name(n->s(c10::attr::name).c_str());
         torch::jit::Node *enter = g->create(call ? k_enter : k_method, {n->inputs()[0]}, 0);
         enter->insertBefore(n);
-        torch::jit::Node *exit = g->create(k_exit, {n->inputs()[0]}, 0);
+        bool with_out = outputs && n->outputs().size() == 1;
+        torch::jit::Node *exit = with_out ? g->create(k_exit_out, {n->inputs()[0], n->output()}, 0)
+                                          : g->create(k_exit, {n->inputs()[0]}, 0);
         exit->insertAfter(n);
         sites++;
     }
@@ -111,7 +121,9 @@ size_t mark_block(torch::jit::Block *b, const torch::jit::Value *self) {
 size_t count_markers(torch::jit::Block *b, c10::Symbol kind) {
     size_t n = 0;
     for (torch::jit::Node *node : b->nodes()) {
-        if (node->kind() == kind || (kind == k_enter && node->kind() == k_method)) n++;
+        if (node->kind() == kind || (kind == k_enter && node->kind() == k_method) ||
+            (kind == k_exit && node->kind() == k_exit_out))
+            n++;
         for (torch::jit::Block *sub : node->blocks())
             n += count_markers(sub, kind);
         if (node->hasAttribute(c10::attr::Subgraph))
@@ -144,7 +156,8 @@ size_t count_calls(torch::jit::Block *b, const torch::jit::Value *self) {
 }
 
 bool is_marker(const torch::jit::Node *n) {
-    return n->kind() == k_enter || n->kind() == k_method || n->kind() == k_exit;
+    return n->kind() == k_enter || n->kind() == k_method || n->kind() == k_exit ||
+           n->kind() == k_exit_out;
 }
 
 void unmark_block(torch::jit::Block *b) {
@@ -186,8 +199,9 @@ void remove_markers(lps_model *m) {
 
 size_t insert_markers(lps_model *m) {
     size_t sites = 0;
-    for_each_method_graph(
-        m, [&](torch::jit::Graph &g) { sites += mark_block(g.block(), g.inputs()[0]); });
+    for_each_method_graph(m, [&](torch::jit::Graph &g) {
+        sites += mark_block(g.block(), g.inputs()[0], m->mark_outputs);
+    });
     return sites;
 }
 

@@ -201,8 +201,9 @@ int lps_model_load(const char *path, const char *device, int exec, lps_model **o
         try {
             // The executor mode must be set before the first run of any function of this
             // module: libtorch caches its decision per function (docs/libtorch.md).
-            m->optimize = exec != LPS_EXEC_HOOKS;
-            m->markers = exec == LPS_EXEC_MARKERS;
+            m->optimize = (exec & 0xff) != LPS_EXEC_HOOKS;
+            m->markers = (exec & 0xff) == LPS_EXEC_MARKERS;
+            m->mark_outputs = m->markers && (exec & LPS_EXEC_OUTPUTS);
             // The thread's setting as the caller had it afterwards (a program's own TorchScript).
             torch::jit::GraphOptimizerEnabledGuard optimize(m->optimize != 0);
             m->device = dev;
@@ -374,7 +375,7 @@ static c10::IValue run_forward(lps_model *m, lps_inputs *in) {
     uint64_t t1 = lp_now_ns();
     m->last_forward_ns = t1 - t0;
     c10::IValue out = future->value(); // rethrows the forward's error (the collector then resets)
-    lps::markers_root(m, false, t1);
+    lps::markers_root(m, false, t1, &out);
     return out;
 }
 

@@ -100,9 +100,10 @@ struct ModuleEntry {
 struct lps_model {
     torch::jit::Module module;
     c10::Device device{c10::kCPU};
-    int optimize = 0;        // the graph executor's optimizer is on (plain and markers)
-    bool markers = false;    // LPS_EXEC_MARKERS: call sites carry enter/exit markers
-    size_t marker_sites = 0; // marker pairs inserted at load
+    int optimize = 0;          // the graph executor's optimizer is on (plain and markers)
+    bool markers = false;      // LPS_EXEC_MARKERS: call sites carry enter/exit markers
+    bool mark_outputs = false; // LPS_EXEC_OUTPUTS: the exit markers take the call's output
+    size_t marker_sites = 0;   // marker pairs inserted at load
     std::vector<lps::ModuleEntry> modules;
     lps::ModuleIndex self_to_module;                         // ivalue::Object* -> index
     std::unordered_map<std::string, int32_t> path_to_module; // at load: each module's parent
@@ -172,7 +173,10 @@ size_t count_submodule_calls(torch::jit::Graph &g);
 // called; `call` says whether the method is a forward (a call) or another method (time only).
 void marker_enter(const c10::IValue &self, bool call) noexcept;
 void marker_exit() noexcept;
+// The same, for an exit marker that was given the call's output (LPS_EXEC_OUTPUTS).
+void marker_exit_out(const c10::IValue &out) noexcept;
 // The driver's enter and exit of each forward's root call in markers mode (the markers sit at
 // call sites, and the root has none).
-void markers_root(lps_model *m, bool enter, uint64_t t) noexcept;
+// `out`: the forward's output on exit, for its shape (LPS_EXEC_OUTPUTS); NULL when unknown.
+void markers_root(lps_model *m, bool enter, uint64_t t, const c10::IValue *out = nullptr) noexcept;
 } // namespace lps

@@ -82,6 +82,7 @@ struct lp_session {
     int attached_forwards; /* forwards run through begin/end since the module was attached */
     int early_noted;       /* the note on profiling one of those first forwards was added */
     int flops;             /* a flops column was asked for: ops' FLOPs are recorded */
+    int out_shape;         /* out_shape was asked for (markers mode): outputs' shapes recorded */
 };
 
 /* What a session profiles: a TorchScript file (module NULL: opts->model_path), or a

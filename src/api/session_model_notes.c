@@ -8,11 +8,13 @@
 #include "api/session_internal.h"
 #include "model/columns.h"
 
-/* A size or FLOPs column among those asked for. */
+/* A size, FLOPs or output-shape column among those asked for. */
 static int asks_for_model_figures(const lp_session *s) {
     for (size_t i = 0; i < s->opts.n_columns; i++) {
         const lp_column *col = lp_column_find(s->opts.columns[i]);
-        if (col && (col->group == LP_COLGRP_SIZE || (col->needs & LP_NEED_FLOPS))) return 1;
+        if (col &&
+            (col->group == LP_COLGRP_SIZE || (col->needs & (LP_NEED_FLOPS | LP_NEED_OUT_SHAPE))))
+            return 1;
     }
     return 0;
 }
@@ -39,9 +41,15 @@ size_t session_model_notes(const lp_session *s, char (*lines)[256], size_t max) 
                  "; %sFLOPs per forward (2 per multiply-add)", flops);
     }
     n++;
+    for (size_t i = 0; i < s->tree.n_nodes && n < max; i++)
+        if (s->tree.nodes[i].fig.out.varies) {
+            snprintf(lines[n++], sizeof lines[0],
+                     "out_shape: * the calls returned different shapes: the first call's is shown");
+            break;
+        }
     const char *names[8];
     size_t all = s->flops ? lp_collector_no_formula(s->collector, names, 8) : 0;
-    if (all) {
+    if (all && n < max) {
         size_t shown = all < 8 ? all : 8, used = 0;
         used += (size_t)snprintf(lines[n], sizeof lines[n], "flops: no formula for");
         for (size_t i = 0; i < shown && used < sizeof lines[n]; i++)

@@ -181,9 +181,11 @@ static int wants_timeline(const lp_options *o) {
 }
 
 /* How the shim loads the model for a mode: libtorch fixes it per function at the first run.
- * Graph mode runs as markers (see lp_session_open). */
-static int exec_of(lp_mode mode) {
-    return mode == LP_MODE_HOOKS ? LPS_EXEC_HOOKS : LPS_EXEC_MARKERS;
+ * Graph mode runs as markers (see lp_session_open). The out_shape column needs the exit markers
+ * to take the calls' outputs, which they do only then. */
+static int exec_of(const lp_session *s) {
+    if (s->opts.mode == LP_MODE_HOOKS) return LPS_EXEC_HOOKS;
+    return LPS_EXEC_MARKERS | (s->out_shape ? LPS_EXEC_OUTPUTS : 0);
 }
 
 int lp_session_open(lp_session **out, const lp_options *in) {
@@ -234,9 +236,11 @@ int session_open_from(lp_session **out, const lp_options *opts, const session_so
     if ((rc = lps_cuda_check(s->device))) goto fail;
     if ((rc = session_load_libraries(opts->libraries, opts->n_libraries))) goto fail;
     s->attached = src->module != NULL;
-    rc = s->attached ? lps_model_attach(src->module, src->torch_build, s->device,
-                                        exec_of(s->opts.mode), &s->model)
-                     : lps_model_load(s->model_path, s->device, exec_of(s->opts.mode), &s->model);
+    s->out_shape =
+        s->opts.mode != LP_MODE_HOOKS && lp_columns_want_out_shape(opts->columns, opts->n_columns);
+    rc = s->attached
+             ? lps_model_attach(src->module, src->torch_build, s->device, exec_of(s), &s->model)
+             : lps_model_load(s->model_path, s->device, exec_of(s), &s->model);
     if (rc) goto fail;
     if ((rc = build_tree(s))) goto fail;
     s->mounts[0] = (lp_mount){-1, &s->tree};
@@ -292,6 +296,7 @@ int session_open_from(lp_session **out, const lp_options *opts, const session_so
     /* Reading every op's shapes costs: only when a FLOPs column asks for them. */
     s->flops = lp_columns_want_flops(opts->columns, opts->n_columns);
     cc.flops = s->flops;
+    cc.out_shape = s->out_shape;
     if ((rc = lp_collector_create(&s->collector, &s->tree, &cc))) goto fail;
     if ((rc = session_start_step(s))) goto fail;
     lp_format_date((long long)time(NULL), s->date, sizeof s->date);
@@ -325,6 +330,10 @@ int session_open_from(lp_session **out, const lp_options *opts, const session_so
             "note: '%s' has no submodules (frozen or optimized for inference?): only the root "
             "can be timed",
             s->model_path);
+    if (s->opts.mode == LP_MODE_HOOKS && lp_columns_want_out_shape(opts->columns, opts->n_columns))
+        session_add_note(s, "%s",
+                         "note: out_shape is recorded in markers mode only (the default): the "
+                         "column stays blank in hooks mode");
     if (opts->shapes && !opts->events)
         session_add_note(s, "%s",
                          "note: shapes are recorded with op rows only (events): none recorded");

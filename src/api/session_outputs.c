@@ -132,12 +132,12 @@ int lp_session_render(lp_session *s, lp_format format, FILE *out) {
     ro.units = s->opts.units;
     ro.ascii = s->opts.ascii;
     ro.show_ops = s->opts.events;
-    const char *notes[LP_MAX_NOTES + 3 + 6 + 2];
+    const char *notes[LP_MAX_NOTES + 3 + 6 + 3];
     size_t n = 0;
     for (size_t i = 0; i < s->n_notes; i++)
         notes[n++] = s->notes[i];
-    char model_notes[2][256];
-    size_t n_model = session_model_notes(s, model_notes, 2);
+    char model_notes[3][256];
+    size_t n_model = session_model_notes(s, model_notes, 3);
     for (size_t i = 0; i < n_model; i++)
         notes[n++] = model_notes[i];
     char cuda_notes[6][256];

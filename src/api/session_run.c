@@ -40,6 +40,10 @@ static void sink_flops_unknown(void *c, const char *name) {
     lp_ev_flops_unknown(c, name);
 }
 
+static void sink_out_shape(void *c, const int64_t *dims, int rank) {
+    lp_ev_out_shape(c, dims, rank);
+}
+
 int session_hooks_install(lp_session *s) {
     if (s->hooks_on) return LP_OK;
     lps_sink sink = {.ctx = s->collector,
@@ -50,7 +54,8 @@ int session_hooks_install(lp_session *s) {
                      .memory = sink_memory,
                      .method_enter = sink_method_enter,
                      .flops = sink_flops,
-                     .flops_unknown = sink_flops_unknown};
+                     .flops_unknown = sink_flops_unknown,
+                     .out_shape = sink_out_shape};
     /* Markers need no frame callback: the module calls come from the graph itself. */
     unsigned hooks = s->opts.mode == LP_MODE_HOOKS ? LPS_HOOK_MODULES : LPS_HOOK_MARKERS;
     if (s->opts.events) hooks |= LPS_HOOK_OPS;

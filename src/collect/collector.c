@@ -578,3 +578,11 @@ void lp_ev_flops_unknown(lp_collector *c, const char *name) {
         if (ts->no_formula[i] == name) return;
     if (ts->n_no_formula < LP_MAX_NO_FORMULA) ts->no_formula[ts->n_no_formula++] = name;
 }
+
+void lp_ev_out_shape(lp_collector *c, const int64_t *dims, int rank) {
+    lp_thread_state *ts = state_of(c);
+    if (!ts || !ts->sp || !c->cfg.out_shape) return;
+    const lp_frame *top = &ts->stack[ts->sp - 1];
+    if (top->kind != FRAME_MODULE || !top->measured || !top->is_call) return;
+    lp_out_shape_add(&ts->mods[top->node].out, dims, rank);
+}

@@ -35,8 +35,9 @@ typedef struct lp_collector_config {
     int scope_ops;           /* hooks around op calls too (they need `ops`) */
     int trace;               /* keep a timeline while lp_collector_set_tracing is on */
     size_t trace_max_spans;  /* per thread; 0: LP_TRACE_DEFAULT_MAX_SPANS */
-    int flops;  /* FLOPs per module (lp_ev_flops) and ops without a formula are recorded */
-    int shapes; /* op rows are keyed by (parent, name, shape_key), not (parent, name) */
+    int flops;     /* FLOPs per module (lp_ev_flops) and ops without a formula are recorded */
+    int out_shape; /* module calls' output shapes (lp_ev_out_shape) are recorded */
+    int shapes;    /* op rows are keyed by (parent, name, shape_key), not (parent, name) */
     /* With `shapes`: the text of the starting op's input shapes ("[1, 3], []"), asked only when a
      * thread sees a (parent, name, shape_key) row for the first time, from inside lp_ev_op_start
      * on the thread that runs the op. Writes like snprintf; returns the length needed, < 0 when
@@ -80,6 +81,8 @@ void lp_ev_memory(lp_collector *c, const void *ptr, int64_t bytes, int device, u
  * that has no formula (`name`: the caller's, valid for the collector's life). Hot path. */
 void lp_ev_flops(lp_collector *c, uint64_t flops);
 void lp_ev_flops_unknown(lp_collector *c, const char *name);
+/* The output shape of the module call about to exit (the innermost, which must be measured). */
+void lp_ev_out_shape(lp_collector *c, const int64_t *dims, int rank);
 /* The ops without a formula seen so far (after lp_collector_finish), at most `max` in `names`;
  * returns how many there are in all. */
 size_t lp_collector_no_formula(const lp_collector *c, const char **names, size_t max);

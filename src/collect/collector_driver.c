@@ -249,6 +249,7 @@ int lp_collector_finish(lp_collector *c) {
         t->has_flops = 1;
         lp_tree_flops_totals(t);
     }
+    if (c->cfg.out_shape) t->has_out_shape = 1;
     return LP_OK;
 }
 

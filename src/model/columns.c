@@ -127,6 +127,32 @@ static int get_gflops_per_s(const lp_figures *fig, double iterations, double *ou
     return fig->calls > 0 && fig->self_ns > 0;
 }
 
+/* The first call's output shape; sorted by its element count. */
+static int get_out_shape(const lp_figures *fig, double iterations, double *out) {
+    (void)iterations;
+    double n = 1.0;
+    for (int d = 0; d < fig->out.rank; d++)
+        n *= (double)fig->out.dims[d];
+    *out = fig->out.seen ? n : 0.0;
+    return fig->out.seen;
+}
+
+/* "[1, 64, 112, 112]", with a "*" when the calls returned different shapes (the first is shown). */
+static int text_out_shape(const lp_figures *fig, char *buf, size_t size) {
+    size_t len = 0;
+    int n = snprintf(buf, size, "[");
+    for (int d = 0; d < fig->out.rank && n >= 0; d++) {
+        len += (size_t)n;
+        n = snprintf(buf + (len < size ? len : size), len < size ? size - len : 0, "%s%lld",
+                     d ? ", " : "", (long long)fig->out.dims[d]);
+    }
+    if (n < 0) return n;
+    len += (size_t)n;
+    n = snprintf(buf + (len < size ? len : size), len < size ? size - len : 0, "]%s",
+                 fig->out.varies ? "*" : "");
+    return n < 0 ? n : (int)(len + (size_t)n);
+}
+
 /* Formatters ----------------------------------------------------------------------------------- */
 
 static int fmt_time(double v, lp_units units, char *buf, size_t size) {
@@ -198,30 +224,36 @@ static int fmt_percent(double v, lp_units units, char *buf, size_t size) {
 /* torchprof's order, then the per-call statistics (not in the default set); the default set is
  * every is_default entry whose needs the tree meets. */
 static const lp_column columns[] = {
-    {"self_cpu", "Self CPU total", TIME, 0, 1, "_ns", get_self_cpu, fmt_time},
-    {"cpu_total", "CPU total", TIME, 0, 1, "_ns", get_cpu_total, fmt_time},
-    {"self_cuda", "Self CUDA total", TIME, CUDA_TIME, 1, "_ns", get_self_cuda, fmt_time},
-    {"cuda_total", "CUDA total", TIME, CUDA_TIME, 1, "_ns", get_cuda_total, fmt_time},
-    {"self_cpu_mem", "Self CPU Mem", MEM, CPU_MEM, 1, "_bytes", get_self_cpu_mem, fmt_bytes},
-    {"cpu_mem", "CPU Mem", MEM, CPU_MEM, 1, "_bytes", get_cpu_mem, fmt_bytes},
-    {"peak_cpu_mem", "Peak CPU Mem", MEM, CPU_MEM, 1, "_bytes", get_peak_cpu_mem, fmt_bytes},
-    {"net_cpu_mem", "Net CPU Mem", MEM, CPU_MEM, 0, "_bytes", get_net_cpu_mem, fmt_bytes},
-    {"self_cuda_mem", "Self CUDA Mem", MEM, CUDA_MEM, 1, "_bytes", get_self_cuda_mem, fmt_bytes},
-    {"cuda_mem", "CUDA Mem", MEM, CUDA_MEM, 1, "_bytes", get_cuda_mem, fmt_bytes},
-    {"peak_cuda_mem", "Peak CUDA Mem", MEM, CUDA_MEM, 1, "_bytes", get_peak_cuda_mem, fmt_bytes},
-    {"net_cuda_mem", "Net CUDA Mem", MEM, CUDA_MEM, 0, "_bytes", get_net_cuda_mem, fmt_bytes},
-    {"calls", "Number of Calls", LP_COLGRP_CALLS, 0, 1, "", get_calls, fmt_calls},
-    {"mean", "Mean", TIME, 0, 0, "_ns", get_mean, fmt_time},
-    {"min", "Min", TIME, 0, 0, "_ns", get_min, fmt_time},
-    {"max", "Max", TIME, 0, 0, "_ns", get_max, fmt_time},
-    {"std", "Std", TIME, 0, 0, "_ns", get_std, fmt_time},
-    {"share", "% Total", TIME, 0, 0, "_pct", get_share, fmt_percent},
-    {"params", "Params", LP_COLGRP_SIZE, 0, 0, "", get_params, fmt_count},
-    {"self_params", "Self Params", LP_COLGRP_SIZE, 0, 0, "", get_self_params, fmt_count},
-    {"param_bytes", "Param Bytes", LP_COLGRP_SIZE, 0, 0, "_bytes", get_param_bytes, fmt_bytes},
-    {"flops", "FLOPs", TIME, LP_NEED_FLOPS, 0, "", get_flops, fmt_si},
-    {"self_flops", "Self FLOPs", TIME, LP_NEED_FLOPS, 0, "", get_self_flops, fmt_si},
-    {"gflops_per_s", "GFLOP/s", TIME, LP_NEED_FLOPS, 0, "_gflops", get_gflops_per_s, fmt_rate},
+    {"self_cpu", "Self CPU total", TIME, 0, 1, "_ns", get_self_cpu, fmt_time, NULL},
+    {"cpu_total", "CPU total", TIME, 0, 1, "_ns", get_cpu_total, fmt_time, NULL},
+    {"self_cuda", "Self CUDA total", TIME, CUDA_TIME, 1, "_ns", get_self_cuda, fmt_time, NULL},
+    {"cuda_total", "CUDA total", TIME, CUDA_TIME, 1, "_ns", get_cuda_total, fmt_time, NULL},
+    {"self_cpu_mem", "Self CPU Mem", MEM, CPU_MEM, 1, "_bytes", get_self_cpu_mem, fmt_bytes, NULL},
+    {"cpu_mem", "CPU Mem", MEM, CPU_MEM, 1, "_bytes", get_cpu_mem, fmt_bytes, NULL},
+    {"peak_cpu_mem", "Peak CPU Mem", MEM, CPU_MEM, 1, "_bytes", get_peak_cpu_mem, fmt_bytes, NULL},
+    {"net_cpu_mem", "Net CPU Mem", MEM, CPU_MEM, 0, "_bytes", get_net_cpu_mem, fmt_bytes, NULL},
+    {"self_cuda_mem", "Self CUDA Mem", MEM, CUDA_MEM, 1, "_bytes", get_self_cuda_mem, fmt_bytes,
+     NULL},
+    {"cuda_mem", "CUDA Mem", MEM, CUDA_MEM, 1, "_bytes", get_cuda_mem, fmt_bytes, NULL},
+    {"peak_cuda_mem", "Peak CUDA Mem", MEM, CUDA_MEM, 1, "_bytes", get_peak_cuda_mem, fmt_bytes,
+     NULL},
+    {"net_cuda_mem", "Net CUDA Mem", MEM, CUDA_MEM, 0, "_bytes", get_net_cuda_mem, fmt_bytes, NULL},
+    {"calls", "Number of Calls", LP_COLGRP_CALLS, 0, 1, "", get_calls, fmt_calls, NULL},
+    {"mean", "Mean", TIME, 0, 0, "_ns", get_mean, fmt_time, NULL},
+    {"min", "Min", TIME, 0, 0, "_ns", get_min, fmt_time, NULL},
+    {"max", "Max", TIME, 0, 0, "_ns", get_max, fmt_time, NULL},
+    {"std", "Std", TIME, 0, 0, "_ns", get_std, fmt_time, NULL},
+    {"share", "% Total", TIME, 0, 0, "_pct", get_share, fmt_percent, NULL},
+    {"params", "Params", LP_COLGRP_SIZE, 0, 0, "", get_params, fmt_count, NULL},
+    {"self_params", "Self Params", LP_COLGRP_SIZE, 0, 0, "", get_self_params, fmt_count, NULL},
+    {"param_bytes", "Param Bytes", LP_COLGRP_SIZE, 0, 0, "_bytes", get_param_bytes, fmt_bytes,
+     NULL},
+    {"flops", "FLOPs", TIME, LP_NEED_FLOPS, 0, "", get_flops, fmt_si, NULL},
+    {"self_flops", "Self FLOPs", TIME, LP_NEED_FLOPS, 0, "", get_self_flops, fmt_si, NULL},
+    {"gflops_per_s", "GFLOP/s", TIME, LP_NEED_FLOPS, 0, "_gflops", get_gflops_per_s, fmt_rate,
+     NULL},
+    {"out_shape", "Output Shape", TIME, LP_NEED_OUT_SHAPE, 0, "", get_out_shape, fmt_count,
+     text_out_shape},
 };
 #define N_COLUMNS (sizeof columns / sizeof columns[0])
 
@@ -272,15 +304,28 @@ static int has_cuda_time(const lp_tree *t) {
 static int has_flops(const lp_tree *t) {
     return t->has_flops;
 }
+static int has_out_shape(const lp_tree *t) {
+    return t->has_out_shape;
+}
 static const struct {
     unsigned bit;
     int (*has)(const lp_tree *t);
 } needs[] = {
-    {LP_NEED_CPU_MEM, has_cpu_mem},
-    {LP_NEED_CUDA_MEM, has_cuda_mem},
-    {LP_NEED_CUDA_TIME, has_cuda_time},
-    {LP_NEED_FLOPS, has_flops},
+    {LP_NEED_CPU_MEM, has_cpu_mem},     {LP_NEED_CUDA_MEM, has_cuda_mem},
+    {LP_NEED_CUDA_TIME, has_cuda_time}, {LP_NEED_FLOPS, has_flops},
+    {LP_NEED_OUT_SHAPE, has_out_shape},
 };
+
+int lp_columns_want_out_shape(const char *const *ids, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (ids[i] && strcmp(ids[i], "out_shape") == 0) return 1;
+    return 0;
+}
+
+int lp_column_format(const lp_column *col, const lp_figures *fig, double value, lp_units units,
+                     char *buf, size_t size) {
+    return col->text ? col->text(fig, buf, size) : col->fmt(value, units, buf, size);
+}
 
 int lp_columns_want_flops(const char *const *ids, size_t n) {
     for (size_t i = 0; i < n; i++) {

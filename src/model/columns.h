@@ -25,10 +25,11 @@ enum {
     LP_NEED_CPU_MEM = 1u << 0,
     LP_NEED_CUDA_MEM = 1u << 1,
     LP_NEED_CUDA_TIME = 1u << 2, /* lp_tree.has_cuda_time (CUDA device, docs/cuda.md) */
-    LP_NEED_FLOPS = 1u << 3      /* lp_tree.has_flops (asked for with a flops column) */
+    LP_NEED_FLOPS = 1u << 3,     /* lp_tree.has_flops (asked for with a flops column) */
+    LP_NEED_OUT_SHAPE = 1u << 4  /* lp_tree.has_out_shape (asked for with out_shape) */
 };
 
-/* The most columns one selection may list (the table has 24; repeats are allowed). */
+/* The most columns one selection may list (the table has 25; repeats are allowed). */
 #define LP_MAX_COLUMNS 32
 
 typedef struct lp_column {
@@ -46,6 +47,9 @@ typedef struct lp_column {
     int (*get)(const lp_figures *fig, double iterations, double *out);
     /* Formats a value from get(); returns the length as snprintf does. */
     int (*fmt)(double value, lp_units units, char *buf, size_t size);
+    /* A column whose cell is text rather than a number (out_shape): writes it like snprintf.
+     * get() then gives the value it sorts by. NULL for the numeric columns. */
+    int (*text)(const lp_figures *fig, char *buf, size_t size);
 } lp_column;
 
 /* The whole table, in torchprof's header order. */
@@ -61,6 +65,13 @@ int lp_column_lookup(const char *id, const char *what, const lp_column **out);
 /* 1 when one of `ids` is a column whose figures must be recorded as the model runs because they
  * cost something (flops: every op's input shapes are read). */
 int lp_columns_want_flops(const char *const *ids, size_t n);
+
+/* 1 when `out_shape` is among `ids` (the exit markers then take the calls' outputs). */
+int lp_columns_want_out_shape(const char *const *ids, size_t n);
+
+/* The cell's text for a value from lp_column_value: the column's text, or its number formatted. */
+int lp_column_format(const lp_column *col, const lp_figures *fig, double value, lp_units units,
+                     char *buf, size_t size);
 
 /* 1 when `tree` recorded what the column needs. */
 int lp_column_available(const lp_column *col, const lp_tree *tree);

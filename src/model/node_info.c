@@ -75,6 +75,10 @@ int lp_tree_node_info(const lp_tree *t, size_t index, lp_node_info *out, const c
     double per_call = n->fig.calls ? 1.0 / (double)n->fig.calls : 0.0;
     out->flops = (double)n->fig.flops_total * per_call;
     out->self_flops = (double)n->fig.flops_self * per_call;
+    out->out_rank = n->fig.out.seen ? n->fig.out.rank : -1;
+    for (int d = 0; d < out->out_rank && d < LP_MAX_DIMS; d++)
+        out->out_shape[d] = n->fig.out.dims[d];
+    out->out_shape_varies = n->fig.out.varies;
     return LP_OK;
 }
 

@@ -67,6 +67,15 @@ void lp_figures_merge(lp_figures *into, const lp_figures *from) {
     into->cuda_total_ns += from->cuda_total_ns;
     into->flops_self += from->flops_self;
     into->flops_total += from->flops_total;
+    if (from->out.seen) {
+        int varies = from->out.varies;
+        if (into->out.seen) {
+            lp_out_shape_add(&into->out, from->out.dims, from->out.rank);
+            into->out.varies |= varies;
+        } else {
+            into->out = from->out;
+        }
+    }
     for (int d = 0; d < LP_DEV_COUNT; d++) {
         lp_stat_merge(&into->mem[d].retained, &from->mem[d].retained);
         lp_stat_merge(&into->mem[d].self_retained, &from->mem[d].self_retained);
@@ -278,4 +287,16 @@ void lp_tree_flops_totals(lp_tree *t) {
     }
     for (size_t i = 0; i < t->n_nodes; i++)
         if (!t->nodes[i].selected) t->nodes[i].fig.flops_total = 0;
+}
+
+void lp_out_shape_add(lp_out_shape *s, const int64_t *dims, int rank) {
+    if (rank < 0) return;
+    uint8_t kept = (uint8_t)(rank < LP_OUT_SHAPE_DIMS ? rank : LP_OUT_SHAPE_DIMS);
+    if (!s->seen) {
+        s->seen = 1;
+        s->rank = kept;
+        memcpy(s->dims, dims, kept * sizeof *dims);
+        return;
+    }
+    if (s->rank != kept || memcmp(s->dims, dims, kept * sizeof *dims) != 0) s->varies = 1;
 }

@@ -65,6 +65,19 @@ typedef struct lp_module_size {
     uint64_t self_bytes, bytes;
 } lp_module_size;
 
+/* The shape of the first tensor a module's calls returned (the out_shape column): the first call's,
+ * and whether a later call's differed. */
+#define LP_OUT_SHAPE_DIMS 8
+typedef struct lp_out_shape {
+    uint8_t seen;   /* a call returned a tensor */
+    uint8_t varies; /* calls returned different shapes */
+    uint8_t rank;
+    int64_t dims[LP_OUT_SHAPE_DIMS];
+} lp_out_shape;
+
+/* Records one call's output shape into `s` (dims past LP_OUT_SHAPE_DIMS are not kept). */
+void lp_out_shape_add(lp_out_shape *s, const int64_t *dims, int rank);
+
 /* Figures of one node (a module, or an op inside a module). */
 typedef struct lp_figures {
     uint64_t calls;
@@ -81,6 +94,7 @@ typedef struct lp_figures {
     /* FLOPs (tree.has_flops; 2 per multiply-add) of the ops run directly in the node, summed over
      * its calls, and the same over its subtree (lp_tree_flops_totals). */
     uint64_t flops_self, flops_total;
+    lp_out_shape out; /* tree.has_out_shape */
 } lp_figures;
 
 void lp_figures_merge(lp_figures *into, const lp_figures *from);
@@ -128,6 +142,7 @@ typedef struct lp_tree {
     int has_ops;
     int has_cuda_time; /* CUDA kernel time per node was recorded */
     int has_flops;     /* FLOPs per node were recorded (a flops column was asked for) */
+    int has_out_shape; /* output shapes were recorded (the out_shape column, markers mode) */
 } lp_tree;
 
 /* Tree construction (from the shim's module listing, or from tests). lp_tree_init cannot fail: the

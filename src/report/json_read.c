@@ -128,6 +128,28 @@ static int read_time(reader *rd, const json_t *o, lp_welford *w) {
     return rc;
 }
 
+/* A module's output shape, when it has one: "out_shape" (integers) and "out_shape_varies". */
+static int read_out_shape(reader *rd, const json_t *m, lp_out_shape *out) {
+    memset(out, 0, sizeof *out);
+    json_t *dims = json_object_get(m, "out_shape");
+    if (!dims) return LP_OK;
+    if (!json_is_array(dims) || json_array_size(dims) > LP_OUT_SHAPE_DIMS)
+        return bad(rd, "out_shape", "expected an array of at most 8 integers");
+    int64_t d[LP_OUT_SHAPE_DIMS];
+    size_t i;
+    json_t *v;
+    json_array_foreach(dims, i, v) {
+        if (!json_is_integer(v)) return bad(rd, "out_shape", "expected integers");
+        d[i] = (int64_t)json_integer_value(v);
+    }
+    int varies = 0;
+    int rc = get_bool(rd, m, "out_shape_varies", &varies);
+    if (rc) return rc;
+    lp_out_shape_add(out, d, (int)json_array_size(dims));
+    out->varies = (uint8_t)varies;
+    return LP_OK;
+}
+
 /* What a module holds: all four counts, or none (regions, reports written before them). */
 static int read_size(reader *rd, const json_t *m, lp_module_size *out) {
     memset(out, 0, sizeof *out);
@@ -238,6 +260,7 @@ static int read_modules(reader *rd, const json_t *mods) {
         n->container = json_is_true(container);
         if ((rc = read_figures(rd, m, &n->fig))) return rc;
         if ((rc = read_size(rd, m, &n->fig.size))) return rc;
+        if ((rc = read_out_shape(rd, m, &n->fig.out))) return rc;
         if (t->has_flops && n->kind == LP_NODE_MODULE &&
             ((rc = get_uint(rd, m, "flops_sum", &n->fig.flops_total)) ||
              (rc = get_uint(rd, m, "self_flops_sum", &n->fig.flops_self))))
@@ -283,6 +306,8 @@ int lp_report_from_json(lp_report **out, const json_t *doc, const char *name) {
     if (!rc) rc = get_bool(&rd, rec, "cuda_time", &r->tree.has_cuda_time);
     if (!rc) rc = get_bool(&rd, rec, "ops", &has_ops);
     if (!rc && json_object_get(rec, "flops")) rc = get_bool(&rd, rec, "flops", &r->tree.has_flops);
+    if (!rc && json_object_get(rec, "out_shape"))
+        rc = get_bool(&rd, rec, "out_shape", &r->tree.has_out_shape);
     rd.where[0] = '\0';
     if (!rc) rc = get_uint(&rd, doc, "iterations", &r->tree.iterations);
     if (!rc) rc = read_modules(&rd, json_object_get(doc, "modules"));

@@ -170,6 +170,15 @@ static void put_flops(json_t *m, const lp_figures *f, int *ok) {
     put(m, "self_flops_sum", juint(f->flops_self), ok);
 }
 
+/* The first call's output shape, and whether other calls returned another. */
+static void put_out_shape(json_t *m, const lp_out_shape *s, int *ok) {
+    json_t *dims = json_array();
+    for (int d = 0; dims && d < s->rank; d++)
+        if (json_array_append_new(dims, json_integer(s->dims[d]))) *ok = 0;
+    put(m, "out_shape", dims, ok);
+    put(m, "out_shape_varies", json_boolean(s->varies), ok);
+}
+
 /* The op rows starting at `first`, with their nested rows. Depth is that of op dispatch (a few
  * levels), so plain recursion is fine here. */
 static json_t *ops_json(const lp_tree *t, int32_t first, int *ok) {
@@ -210,6 +219,7 @@ json_t *lp_export_report(const lp_tree *t, const json_t *run) {
         put(rec, "ops", json_boolean(t->has_ops), &ok);
         /* Only when recorded: reports without FLOPs keep their bytes. */
         if (t->has_flops) put(rec, "flops", json_true(), &ok);
+        if (t->has_out_shape) put(rec, "out_shape", json_true(), &ok);
     }
     put(doc, "iterations", juint(t->iterations), &ok);
     json_t *mods = json_array();
@@ -238,6 +248,7 @@ json_t *lp_export_report(const lp_tree *t, const json_t *run) {
         }
         put_figures(m, t, &n->fig, &ok);
         if (t->has_flops) put_flops(m, &n->fig, &ok);
+        if (t->has_out_shape && n->fig.out.seen) put_out_shape(m, &n->fig.out, &ok);
         if (n->first_op >= 0) put(m, "ops", ops_json(t, n->first_op, &ok), &ok);
     }
     if (!ok) {

@@ -72,7 +72,14 @@ static void put_row(csv *c, const char *kind, const char *name, const char *cls,
     for (size_t i = 0; i < c->n_cols; i++) {
         double v;
         fputc(',', c->out);
-        if (lp_column_value(c->cols[i], c->t, fig, groups, &v)) put_number(c->out, v);
+        if (!lp_column_value(c->cols[i], c->t, fig, groups, &v)) continue;
+        if (c->cols[i]->text) {
+            char text[160];
+            c->cols[i]->text(fig, text, sizeof text);
+            put_field(c->out, text);
+        } else {
+            put_number(c->out, v);
+        }
     }
     fputs("\r\n", c->out);
 }

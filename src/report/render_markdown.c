@@ -63,7 +63,7 @@ static void put_cells(md *m, const lp_figures *fig, unsigned groups) {
         char buf[64];
         fputs(" | ", m->out);
         if (lp_column_value(m->cols[c], m->t, fig, groups, &v)) {
-            m->cols[c]->fmt(v, m->ro->units, buf, sizeof buf);
+            lp_column_format(m->cols[c], fig, v, m->ro->units, buf, sizeof buf);
             fputs(buf, m->out);
         }
     }

@@ -274,7 +274,7 @@ static void add_cells(render *r, const lp_figures *fig, unsigned groups) {
         double v;
         char buf[64];
         if (lp_column_value(r->cols[c], r->t, fig, groups, &v)) {
-            r->cols[c]->fmt(v, r->ro->units, buf, sizeof buf);
+            lp_column_format(r->cols[c], fig, v, r->ro->units, buf, sizeof buf);
             lp_textbuf_puts(&r->text, buf);
         }
         end_cell(r, c + 1, start);

@@ -20,7 +20,8 @@
 #error "LP_MODELS_DIR must be defined"
 #endif
 
-static lp_session *run_model(const char *model, const char *const *columns, size_t n_columns) {
+static lp_session *run_model_in(const char *model, lp_mode mode, const char *const *columns,
+                                size_t n_columns) {
     char path[1024];
     snprintf(path, sizeof path, "%s/%s.pt", LP_MODELS_DIR, model);
     lp_options o;
@@ -31,6 +32,7 @@ static lp_session *run_model(const char *model, const char *const *columns, size
     o.threads = 1;
     o.columns = columns;
     o.n_columns = n_columns;
+    o.mode = mode;
     lp_session *s = NULL;
     int rc = lp_session_open(&s, &o);
     if (rc) fail_msg("lp_session_open(%s): %s", path, lp_error_last());
@@ -39,6 +41,10 @@ static lp_session *run_model(const char *model, const char *const *columns, size
         fail_msg("lp_session_run(%s): %s", path, lp_error_last());
     }
     return s;
+}
+
+static lp_session *run_model(const char *model, const char *const *columns, size_t n_columns) {
+    return run_model_in(model, LP_MODE_MARKERS, columns, n_columns);
 }
 
 static lp_node_info node(const lp_session *s, const char *path) {
@@ -172,11 +178,59 @@ static void a_shared_module_counts_once_at_the_common_ancestor(void **state) {
     lp_session_close(s);
 }
 
+#define ASSERT_SHAPE(info, ...)                                                                    \
+    do {                                                                                           \
+        const int64_t want_[] = {__VA_ARGS__};                                                     \
+        int rank_ = (int)(sizeof want_ / sizeof want_[0]);                                         \
+        assert_int_equal((info).out_rank, rank_);                                                  \
+        for (int d_ = 0; d_ < rank_; d_++)                                                         \
+            assert_int_equal((info).out_shape[d_], want_[d_]);                                     \
+    } while (0)
+
+/* resnet18 at 1x3x224x224, from its definition: the stem halves 224 twice (conv1 stride 2, the
+ * max pool), each later stage halves again, the pool makes 1x1, fc gives 1000. */
+static void resnet18_output_shapes(void **state) {
+    (void)state;
+    const char *const columns[] = {"self_cpu", "out_shape"};
+    lp_session *s = run_model("resnet18", columns, 2);
+    ASSERT_SHAPE(node(s, "conv1"), 1, 64, 112, 112);
+    ASSERT_SHAPE(node(s, "maxpool"), 1, 64, 56, 56);
+    ASSERT_SHAPE(node(s, "layer2"), 1, 128, 28, 28);
+    ASSERT_SHAPE(node(s, "layer4.1.bn2"), 1, 512, 7, 7);
+    ASSERT_SHAPE(node(s, "avgpool"), 1, 512, 1, 1);
+    ASSERT_SHAPE(node(s, "fc"), 1, 1000);
+    ASSERT_SHAPE(node(s, ""), 1, 1000);                      /* the forward's own output */
+    assert_false(node(s, "layer1.0.relu").out_shape_varies); /* called twice, same shape */
+    lp_session_close(s);
+}
+
+/* A module called on inputs of different sizes is marked; hooks mode records no shape. */
+static void differing_calls_are_marked_and_hooks_mode_has_none(void **state) {
+    (void)state;
+    const char *const columns[] = {"calls", "out_shape"};
+    lp_session *s = run_model("pat_structured", columns, 2);
+    lp_node_info stem = node(s, "stem"); /* one conv on a 3x8x8 and a 3x6x10 image */
+    assert_true(stem.out_shape_varies);
+    ASSERT_SHAPE(stem, 1, 4, 8, 8);
+    assert_false(node(s, "mix").out_shape_varies);
+    char buf[4096] = {0};
+    FILE *f = fmemopen(buf, sizeof buf - 1, "w");
+    assert_int_equal(lp_session_render(s, LP_FORMAT_TREE, f), LP_OK);
+    fclose(f);
+    assert_non_null(strstr(buf, "[1, 4, 8, 8]*"));
+    assert_non_null(strstr(buf, "out_shape: * the calls returned different shapes"));
+    lp_session_close(s);
+
+    s = run_model_in("nested", LP_MODE_HOOKS, columns, 2);
+    assert_int_equal(node(s, "stem").out_rank, -1);
+    lp_session_close(s);
+}
+
 /* The report written as JSON reads back with the same figures. */
 static void json_reports_carry_them(void **state) {
     (void)state;
-    const char *const columns[] = {"self_cpu", "params", "flops"};
-    lp_session *s = run_model("nested", columns, 3);
+    const char *const columns[] = {"self_cpu", "params", "flops", "out_shape"};
+    lp_session *s = run_model("nested", columns, 4);
     char file[] = "/tmp/lp_model_figures_XXXXXX";
     int fd = mkstemp(file);
     assert_true(fd >= 0);
@@ -202,10 +256,14 @@ static void json_reports_carry_them(void **state) {
         assert_int_equal(a.flops_known, b.flops_known);
         assert_int_equal(a.raw_flops, b.raw_flops);
         assert_int_equal(a.raw_self_flops, b.raw_self_flops);
+        assert_int_equal(a.out_rank, b.out_rank);
+        assert_int_equal(a.out_shape_varies, b.out_shape_varies);
+        for (int d = 0; d < a.out_rank; d++)
+            assert_int_equal(a.out_shape[d], b.out_shape[d]);
     }
     lp_node_info root;
     assert_int_equal(lp_report_node(r, 0, &root), LP_OK);
-    assert_true(root.flops_known && root.raw_flops > 0 && root.params > 0);
+    assert_true(root.flops_known && root.raw_flops > 0 && root.params > 0 && root.out_rank > 0);
     lp_report_free(r);
     remove(file);
     lp_session_close(s);
@@ -216,6 +274,8 @@ int main(void) {
         cmocka_unit_test(resnet18_params_are_exact),
         cmocka_unit_test(resnet18_flops_are_exact),
         cmocka_unit_test(a_shared_module_counts_once_at_the_common_ancestor),
+        cmocka_unit_test(resnet18_output_shapes),
+        cmocka_unit_test(differing_calls_are_marked_and_hooks_mode_has_none),
         cmocka_unit_test(json_reports_carry_them),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -383,7 +383,7 @@ static void a_column_id_far_from_all_lists_every_id(void **state) {
                         "cuda_total, self_cpu_mem, cpu_mem, peak_cpu_mem, net_cpu_mem, "
                         "self_cuda_mem, cuda_mem, peak_cuda_mem, net_cuda_mem, calls, mean, min, "
                         "max, std, share, params, self_params, param_bytes, flops, self_flops, "
-                        "gflops_per_s)");
+                        "gflops_per_s, out_shape)");
 }
 
 static void bad_depth_and_top_are_invalid(void **state) {
