@@ -120,11 +120,13 @@ static int get_self_flops(const lp_figures *fig, double iterations, double *out)
     return fig->calls > 0;
 }
 
-/* Achieved throughput: the module's own FLOPs over its own time (FLOPs per ns is GFLOP/s). */
+/* Achieved throughput: the module's own FLOPs over its own time (FLOPs per ns is GFLOP/s): the
+ * device time of its own kernels when they were timed (CUDA), else its own CPU time. */
 static int get_gflops_per_s(const lp_figures *fig, double iterations, double *out) {
     (void)iterations;
-    *out = fig->self_ns ? (double)fig->flops_self / (double)fig->self_ns : 0.0;
-    return fig->calls > 0 && fig->self_ns > 0;
+    uint64_t ns = fig->cuda_self_ns ? fig->cuda_self_ns : fig->self_ns;
+    *out = ns ? (double)fig->flops_self / (double)ns : 0.0;
+    return fig->calls > 0 && ns > 0;
 }
 
 /* The first call's output shape; sorted by its element count. */

@@ -136,9 +136,63 @@ static void default_columns_follow_what_the_tree_recorded(void **state) {
     lp_tree_free(&t);
 }
 
+/* What a module is: counts with thousands separators, FLOPs with SI prefixes per call, throughput
+ * over CPU time or, when kernels were timed, over CUDA time, and the output shape as text. */
+static void model_figure_columns(void **state) {
+    (void)state;
+    lp_figures f;
+    memset(&f, 0, sizeof f);
+    char buf[64];
+    assert_true(isnan(value("params", &f))); /* not known: blank */
+    f.size = (lp_module_size){1, 9408, 11689512, 37632, 46796608};
+    assert_true(value("params", &f) == 11689512.0);
+    assert_true(value("self_params", &f) == 9408.0);
+    col("params")->fmt(value("params", &f), LP_UNITS_AUTO, buf, sizeof buf);
+    assert_string_equal(buf, "11,689,512");
+    col("params")->fmt(512.0, LP_UNITS_AUTO, buf, sizeof buf);
+    assert_string_equal(buf, "512");
+    col("params")->fmt(1000.0, LP_UNITS_AUTO, buf, sizeof buf);
+    assert_string_equal(buf, "1,000");
+    assert_true(value("param_bytes", &f) == 46796608.0);
+
+    assert_true(isnan(value("flops", &f))); /* no call: blank */
+    f.calls = 2;
+    f.self_ns = 1000;
+    f.flops_self = 2 * 236027904ull;
+    f.flops_total = 2 * 300000000ull;
+    assert_true(value("self_flops", &f) == 236027904.0);
+    assert_true(value("flops", &f) == 300000000.0);
+    col("flops")->fmt(value("self_flops", &f), LP_UNITS_AUTO, buf, sizeof buf);
+    assert_string_equal(buf, "236.03 M");
+    col("flops")->fmt(999.0, LP_UNITS_AUTO, buf, sizeof buf);
+    assert_string_equal(buf, "999");
+    assert_true(value("gflops_per_s", &f) == 2.0 * 236027904.0 / 1000.0); /* over CPU time */
+    f.cuda_self_ns = 4000;
+    assert_true(value("gflops_per_s", &f) == 2.0 * 236027904.0 / 4000.0); /* over kernel time */
+    col("gflops_per_s")->fmt(118.013952, LP_UNITS_AUTO, buf, sizeof buf);
+    assert_string_equal(buf, "118.01");
+
+    assert_true(isnan(value("out_shape", &f)));
+    const int64_t dims[] = {1, 64, 112, 112};
+    lp_out_shape_add(&f.out, dims, 4);
+    assert_true(value("out_shape", &f) == 1.0 * 64 * 112 * 112); /* sorts by elements */
+    lp_column_format(col("out_shape"), &f, 0.0, LP_UNITS_AUTO, buf, sizeof buf);
+    assert_string_equal(buf, "[1, 64, 112, 112]");
+    const int64_t other[] = {1, 64, 56, 56};
+    lp_out_shape_add(&f.out, other, 4);
+    lp_column_format(col("out_shape"), &f, 0.0, LP_UNITS_AUTO, buf, sizeof buf);
+    assert_string_equal(buf, "[1, 64, 112, 112]*"); /* the first call's, marked */
+    char small[6];
+    assert_int_equal(
+        lp_column_format(col("out_shape"), &f, 0.0, LP_UNITS_AUTO, small, sizeof small),
+        18); /* snprintf's contract: the length it needs */
+    assert_string_equal(small, "[1, 6");
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(stat_columns_show_per_call_values_independent_of_iterations),
+        cmocka_unit_test(model_figure_columns),
         cmocka_unit_test(stat_columns_are_blank_without_calls_or_a_base),
         cmocka_unit_test(default_columns_leave_the_statistics_out),
         cmocka_unit_test(default_columns_follow_what_the_tree_recorded),
