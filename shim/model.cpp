@@ -324,6 +324,9 @@ static c10::IValue run_forward(lps_model *m, lps_inputs *in) {
         if (!said.empty() && said.back() == '.') said.remove_suffix(1);
         std::ostringstream why;
         why << said << "; the model's forward is " << fn.getSchema();
+        std::string example = lps::example_inputs(fn.getSchema());
+        if (!example.empty())
+            why << "; inputs of these types: " << example << " (shapes are examples)";
         throw std::runtime_error(why.str());
     }
 

@@ -149,6 +149,11 @@ void flops_op_start(lps_model *m, const at::RecordFunction &fn) noexcept;
 void flops_op_end(lps_model *m) noexcept;
 void flops_reset() noexcept;
 
+// "--input 2x3 --input '[2x3, 2x3]'": arguments in the --input syntax that fit the forward's
+// signature (tensor shapes are placeholders), or "" when some type has no such syntax
+// (input_example.cpp).
+std::string example_inputs(const c10::FunctionSchema &schema);
+
 // Resets the thread's per-forward hook state (hooks.cpp).
 void begin_forward(lps_model *m) noexcept;
 

@@ -373,9 +373,10 @@ else
 fi
 
 # ---- inputs the model rejects: libtorch's reason in the one line (exit 1) ------------------------------
-# Inputs that do not fit forward's signature: TorchScript's complaint and the whole signature.
+# Inputs that do not fit forward's signature: TorchScript's complaint, the whole signature, and
+# --input arguments of the types it takes.
 expect_error "one input too many" 1 \
-    "argument.*; the model's forward is forward\\(__torch__\\.torchvision\\.models\\.resnet\\.ResNet self, Tensor x\\) -> Tensor\$" -- \
+    "argument.*; the model's forward is forward\\(__torch__\\.torchvision\\.models\\.resnet\\.ResNet self, Tensor x\\) -> Tensor; inputs of these types: --input 2x3 \\(shapes are examples\\)\$" -- \
     "$RESNET" --input 1x3x224x224 --input 2x2 "${FAST[@]}"
 expect_error "wrong input rank" 1 "expected.*(input|dim|channels)" -- \
     "$RESNET" --input 1x3x224 --warmup 0 --iterations 1
@@ -397,7 +398,7 @@ else
     fail "structured --input arguments"; show; cat "$OUT"
 fi
 expect_error "a list whose items are not all tensors" 1 \
-    "argument 'images'.*; the model's forward is forward\\(.*Tensor\\[\\] images" -- \
+    "argument 'images'.*; the model's forward is forward\\(.*Tensor\\[\\] images.*; inputs of these types: --input '\\[2x3, 2x3\\]' --input '\\(2x3, int:1\\)' --input '\\{key: 2x3\\}' --input float:0.5 --input bool:true --input str:text --input 2x3 \\(shapes are examples\\)\$" -- \
     "$STRUCT" --input "[3x8x8, int:2]" "${STRUCT_ARGS[@]:2}" "${FAST[@]}"
 expect_error "an unclosed list" 2 "input '\\[3x8x8, 3x6x6': '\\]' is missing at the end" -- \
     "$STRUCT" --input "[3x8x8, 3x6x6"
