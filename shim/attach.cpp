@@ -10,7 +10,6 @@
 #include <torch/csrc/jit/api/function_impl.h>
 #include <torch/csrc/jit/passes/inliner.h>
 #include <torch/csrc/jit/runtime/graph_executor.h>
-#include <torch/version.h>
 
 #include <mutex>
 #include <unordered_set>
@@ -19,17 +18,6 @@
 #include "shim_internal.hpp"
 
 namespace {
-
-#define LPS_STR2(x) #x
-#define LPS_STR(x) LPS_STR2(x)
-#ifdef _GLIBCXX_USE_CXX11_ABI
-#define LPS_CXX11_ABI LPS_STR(_GLIBCXX_USE_CXX11_ABI)
-#else
-#define LPS_CXX11_ABI "none"
-#endif
-// Must read as layerprof.hpp's lp::torch_build() does for the same libtorch and compiler flags.
-const char k_torch_build[] =
-    LPS_STR(TORCH_VERSION_MAJOR) "." LPS_STR(TORCH_VERSION_MINOR) "/cxx11abi=" LPS_CXX11_ABI;
 
 // Modules wrapped by an open model: two would insert and remove each other's markers.
 std::mutex g_attached_mu;
@@ -114,21 +102,17 @@ void detach(lps_model *m) noexcept {
 
 extern "C" {
 
-const char *lps_torch_build(void) noexcept {
-    return k_torch_build;
-}
-
 int lps_model_attach(void *module, const char *torch_build, const char *device, int exec,
                      lps_model **out) noexcept {
     if (!module || !torch_build || !out)
         return lp_error_set(LP_ERR_INVALID, "lps_model_attach: NULL argument");
     *out = nullptr;
-    if (std::strcmp(torch_build, k_torch_build) != 0)
+    if (std::strcmp(torch_build, lps_torch_build()) != 0)
         return lp_error_set(LP_ERR_UNSUPPORTED,
                             "the program was built against libtorch %s, layerprof against %s: a "
                             "module can only be attached by a program built against the same "
                             "libtorch (version and C++ ABI)",
-                            torch_build, k_torch_build);
+                            torch_build, lps_torch_build());
     auto m = std::make_unique<lps_model>();
     return lps::guard([&]() -> int {
         try {
@@ -136,9 +120,7 @@ int lps_model_attach(void *module, const char *torch_build, const char *device, 
         } catch (...) {
             return lp_error_set(LP_ERR_INVALID, "unknown device '%s'", device);
         }
-        m->optimize = (exec & 0xff) != LPS_EXEC_HOOKS;
-        m->markers = (exec & 0xff) == LPS_EXEC_MARKERS;
-        m->mark_outputs = m->markers && (exec & LPS_EXEC_OUTPUTS);
+        lps::set_exec(m.get(), exec);
         m->module = *static_cast<torch::jit::Module *>(module); // a handle: the same object
         int rc = attach(m.get(), device);
         if (rc) {

@@ -352,14 +352,6 @@ uint64_t flops_of(Formula f, const char *name, Inputs in) {
     return 0;
 }
 
-// The op's own arguments: a boxed call from the interpreter hands RecordFunction its whole
-// stack, whose last num_inputs() values are the op's (the schema's).
-Inputs own_inputs(const at::RecordFunction &fn) {
-    auto in = fn.inputs();
-    size_t n = fn.num_inputs();
-    return n < in.size() ? in.slice(in.size() - n) : in;
-}
-
 } // namespace
 
 namespace lps {
@@ -387,7 +379,7 @@ void flops_op_start(lps_model *m, const at::RecordFunction &fn) noexcept {
         open.counted_inside[open.n_unknown - 1] = true;
     uint64_t flops = 0;
     try {
-        flops = flops_of(f, name, own_inputs(fn));
+        flops = flops_of(f, name, op_inputs(fn));
     } catch (...) { // sizes() throws for nested tensors: counted as 0, like an unknown shape
     }
     if (flops) m->sink.flops(m->sink.ctx, flops);

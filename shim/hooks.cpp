@@ -94,18 +94,10 @@ uint64_t mix_tensor(uint64_t h, const c10::IValue &v) {
     return h;
 }
 
-// The op's own arguments. A boxed call from the interpreter hands RecordFunction its whole stack
-// (values of the caller's frame first): the arguments are the last num_inputs() (the schema's).
-c10::ArrayRef<const c10::IValue> op_inputs(const at::RecordFunction &fn) {
-    auto in = fn.inputs();
-    size_t n = fn.num_inputs();
-    return n < in.size() ? in.slice(in.size() - n) : in;
-}
-
 uint64_t shape_key(const at::RecordFunction &fn) noexcept {
     uint64_t h = 0xCBF29CE484222325ull;
     try {
-        for (const c10::IValue &v : op_inputs(fn)) {
+        for (const c10::IValue &v : lps::op_inputs(fn)) {
             if (v.isTensorList()) {
                 auto list = v.toListRef();
                 h = mix(h, 0xB2 + list.size());
@@ -348,7 +340,7 @@ int lps_op_input_shapes(char *buf, size_t size) noexcept {
     try {
         std::string text;
         bool first = true;
-        for (const c10::IValue &v : op_inputs(*fn)) {
+        for (const c10::IValue &v : lps::op_inputs(*fn)) {
             if (!first) text += ", ";
             first = false;
             if (v.isTensorList()) {

@@ -29,6 +29,15 @@ namespace {
 #define LPS_STR2(x) #x
 #define LPS_STR(x) LPS_STR2(x)
 const char k_torch_version[] = LPS_STR(TORCH_VERSION_MAJOR) "." LPS_STR(TORCH_VERSION_MINOR);
+#ifdef _GLIBCXX_USE_CXX11_ABI
+#define LPS_CXX11_ABI LPS_STR(_GLIBCXX_USE_CXX11_ABI)
+#else
+#define LPS_CXX11_ABI "none"
+#endif
+// The version and C++ ABI a program's module must match (lps_model_attach): read as
+// layerprof.hpp's layerprof::torch_build() does for the same libtorch and compiler flags.
+const char k_torch_build[] =
+    LPS_STR(TORCH_VERSION_MAJOR) "." LPS_STR(TORCH_VERSION_MINOR) "/cxx11abi=" LPS_CXX11_ABI;
 
 // libtorch's warnings (TORCH_WARN) go here unless --verbose: they are not the report.
 // The handler's signature changed between 1.13 and 2.x.
@@ -148,6 +157,10 @@ const char *lps_torch_version(void) noexcept {
     return k_torch_version;
 }
 
+const char *lps_torch_build(void) noexcept {
+    return k_torch_build;
+}
+
 void lps_set_verbose(int verbose) noexcept {
     if (verbose) return;
     try {
@@ -201,9 +214,7 @@ int lps_model_load(const char *path, const char *device, int exec, lps_model **o
         try {
             // The executor mode must be set before the first run of any function of this
             // module: libtorch caches its decision per function (docs/libtorch.md).
-            m->optimize = (exec & 0xff) != LPS_EXEC_HOOKS;
-            m->markers = (exec & 0xff) == LPS_EXEC_MARKERS;
-            m->mark_outputs = m->markers && (exec & LPS_EXEC_OUTPUTS);
+            lps::set_exec(m.get(), exec);
             // The thread's setting as the caller had it afterwards (a program's own TorchScript).
             torch::jit::GraphOptimizerEnabledGuard optimize(m->optimize != 0);
             m->device = dev;

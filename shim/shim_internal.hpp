@@ -144,6 +144,22 @@ inline bool is_forward_name(const char *name) noexcept {
     return true;
 }
 
+// The op's own arguments. A boxed call from the interpreter hands RecordFunction its whole stack
+// (values of the caller's frame first): the arguments are the last num_inputs() (the schema's).
+inline c10::ArrayRef<const c10::IValue> op_inputs(const at::RecordFunction &fn) {
+    auto in = fn.inputs();
+    size_t n = fn.num_inputs();
+    return n < in.size() ? in.slice(in.size() - n) : in;
+}
+
+// How a model runs (LPS_EXEC_* and LPS_EXEC_OUTPUTS), as lps_model_load and lps_model_attach
+// are told it.
+inline void set_exec(lps_model *m, int exec) {
+    m->optimize = (exec & 0xff) != LPS_EXEC_HOOKS;
+    m->markers = (exec & 0xff) == LPS_EXEC_MARKERS;
+    m->mark_outputs = m->markers && (exec & LPS_EXEC_OUTPUTS);
+}
+
 // FLOPs of the ops (flops.cpp), from hooks.cpp's callbacks; reset clears the thread's open ops.
 void flops_op_start(lps_model *m, const at::RecordFunction &fn) noexcept;
 void flops_op_end(lps_model *m) noexcept;

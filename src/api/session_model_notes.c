@@ -10,13 +10,8 @@
 
 /* A size, FLOPs or output-shape column among those asked for. */
 static int asks_for_model_figures(const lp_session *s) {
-    for (size_t i = 0; i < s->opts.n_columns; i++) {
-        const lp_column *col = lp_column_find(s->opts.columns[i]);
-        if (col &&
-            (col->group == LP_COLGRP_SIZE || (col->needs & (LP_NEED_FLOPS | LP_NEED_OUT_SHAPE))))
-            return 1;
-    }
-    return 0;
+    return lp_columns_any(s->opts.columns, s->opts.n_columns, LP_NEED_FLOPS | LP_NEED_OUT_SHAPE,
+                          LP_COLGRP_SIZE);
 }
 
 /* `value` as column `id` formats it ("11,689,512", "3.64 G", "44.63 Mb"). */

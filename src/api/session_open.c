@@ -236,8 +236,8 @@ int session_open_from(lp_session **out, const lp_options *opts, const session_so
     if ((rc = lps_cuda_check(s->device))) goto fail;
     if ((rc = session_load_libraries(opts->libraries, opts->n_libraries))) goto fail;
     s->attached = src->module != NULL;
-    s->out_shape =
-        s->opts.mode != LP_MODE_HOOKS && lp_columns_want_out_shape(opts->columns, opts->n_columns);
+    s->out_shape = s->opts.mode != LP_MODE_HOOKS &&
+                   lp_columns_any(opts->columns, opts->n_columns, LP_NEED_OUT_SHAPE, 0);
     rc = s->attached
              ? lps_model_attach(src->module, src->torch_build, s->device, exec_of(s), &s->model)
              : lps_model_load(s->model_path, s->device, exec_of(s), &s->model);
@@ -294,7 +294,7 @@ int session_open_from(lp_session **out, const lp_options *opts, const session_so
     cc.describe_shapes = cc.shapes ? describe_shapes : NULL;
     cc.trace = wants_timeline(opts); /* the trace output, the HTML memory-over-time view */
     /* Reading every op's shapes costs: only when a FLOPs column asks for them. */
-    s->flops = lp_columns_want_flops(opts->columns, opts->n_columns);
+    s->flops = lp_columns_any(opts->columns, opts->n_columns, LP_NEED_FLOPS, 0);
     cc.flops = s->flops;
     cc.out_shape = s->out_shape;
     if ((rc = lp_collector_create(&s->collector, &s->tree, &cc))) goto fail;
@@ -330,7 +330,8 @@ int session_open_from(lp_session **out, const lp_options *opts, const session_so
             "note: '%s' has no submodules (frozen or optimized for inference?): only the root "
             "can be timed",
             s->model_path);
-    if (s->opts.mode == LP_MODE_HOOKS && lp_columns_want_out_shape(opts->columns, opts->n_columns))
+    if (s->opts.mode == LP_MODE_HOOKS &&
+        lp_columns_any(opts->columns, opts->n_columns, LP_NEED_OUT_SHAPE, 0))
         session_add_note(s, "%s",
                          "note: out_shape is recorded in markers mode only (the default): the "
                          "column stays blank in hooks mode");

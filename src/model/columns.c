@@ -318,21 +318,15 @@ static const struct {
     {LP_NEED_OUT_SHAPE, has_out_shape},
 };
 
-int lp_columns_want_out_shape(const char *const *ids, size_t n) {
-    for (size_t i = 0; i < n; i++)
-        if (ids[i] && strcmp(ids[i], "out_shape") == 0) return 1;
-    return 0;
-}
-
 int lp_column_format(const lp_column *col, const lp_figures *fig, double value, lp_units units,
                      char *buf, size_t size) {
     return col->text ? col->text(fig, buf, size) : col->fmt(value, units, buf, size);
 }
 
-int lp_columns_want_flops(const char *const *ids, size_t n) {
+int lp_columns_any(const char *const *ids, size_t n, unsigned needs, unsigned groups) {
     for (size_t i = 0; i < n; i++) {
         const lp_column *col = lp_column_find(ids[i]);
-        if (col && (col->needs & LP_NEED_FLOPS)) return 1;
+        if (col && ((col->needs & needs) || (col->group & groups))) return 1;
     }
     return 0;
 }

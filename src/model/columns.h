@@ -62,12 +62,10 @@ const lp_column *lp_column_find(const char *id);
  * closest id: "unknown <what> 'cpu_totl' (did you mean 'cpu_total'?)". */
 int lp_column_lookup(const char *id, const char *what, const lp_column **out);
 
-/* 1 when one of `ids` is a column whose figures must be recorded as the model runs because they
- * cost something (flops: every op's input shapes are read). */
-int lp_columns_want_flops(const char *const *ids, size_t n);
-
-/* 1 when `out_shape` is among `ids` (the exit markers then take the calls' outputs). */
-int lp_columns_want_out_shape(const char *const *ids, size_t n);
+/* 1 when one of `ids` is a column that needs one of the `needs` bits or is in one of `groups`:
+ * what decides the recordings a column costs (LP_NEED_FLOPS: every op's input shapes are read;
+ * LP_NEED_OUT_SHAPE: the exit markers take the calls' outputs). */
+int lp_columns_any(const char *const *ids, size_t n, unsigned needs, unsigned groups);
 
 /* The cell's text for a value from lp_column_value: the column's text, or its number formatted. */
 int lp_column_format(const lp_column *col, const lp_figures *fig, double value, lp_units units,
