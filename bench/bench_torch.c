@@ -205,8 +205,8 @@ static void count_memory(void *c, const void *p, int64_t b, int d, uint64_t t) {
 /* Events per forward, averaged over `n` forwards after the executor's own warm-up. */
 static counts count_events(bench_model *bm, unsigned hooks, int n) {
     counts k = {0};
-    lps_sink sink = {&k,           count_enter, count_exit, count_op, count_op_end,
-                     count_memory, count_enter, NULL,       NULL,     NULL};
+    lps_sink sink = {&k,          count_enter, count_exit, count_op, count_op_end, count_memory,
+                     count_enter, NULL,        NULL,       NULL,     NULL};
     int rc = lps_profile_begin(bm->m, &sink, hooks);
     if (rc) die("lps_profile_begin", rc);
     for (int i = 0; i < n; i++)
@@ -248,10 +248,12 @@ static int g_cpu_clock = 1;
 static void run_block(variant *v) {
     size_t first = v->fwd.n;
     lps_sink sink = {v->c,        sink_call_enter,   sink_call_exit, sink_op_start, sink_op_end,
-                     sink_memory, sink_method_enter, NULL,           NULL,          NULL};
+                     sink_memory, sink_method_enter, NULL,           NULL,          NULL,
+                     NULL};
     if (v->empty_sink)
-        sink = (lps_sink){&v->k,        count_enter, count_exit, count_op, count_op_end,
-                          count_memory, count_enter, NULL,       NULL,     NULL};
+        sink =
+            (lps_sink){&v->k,       count_enter, count_exit, count_op, count_op_end, count_memory,
+                       count_enter, NULL,        NULL,       NULL,     NULL};
     uint64_t t0 = 0, t1 = 0;
     if (v->hooks) {
         t0 = lp_now_ns();
@@ -580,7 +582,8 @@ static int cmd_report(const char *path, const char *name, int reps) {
             if (lp_collector_create(&c, &tree, &cc)) die("lp_collector_create", -1);
             lps_sink sink = {
                 c,           sink_call_enter,   sink_call_exit, sink_op_start, sink_op_end,
-                sink_memory, sink_method_enter, NULL,           NULL,          NULL};
+                sink_memory, sink_method_enter, NULL,           NULL,          NULL,
+                NULL};
             int rc = lps_profile_begin(bm.m, &sink, settings[s].hooks);
             if (rc) die("lps_profile_begin", rc);
             for (int i = 0; i < 2; i++) {
@@ -637,7 +640,8 @@ static int cmd_iterations(const char *path, const char *name, int max) {
         .memory = 1, .memory_devices = 1u << LP_DEV_CPU, .ops = 1, .selected = NULL};
     if (lp_collector_create(&c, &tree, &cc)) die("lp_collector_create", -1);
     lps_sink sink = {c,           sink_call_enter,   sink_call_exit, sink_op_start, sink_op_end,
-                     sink_memory, sink_method_enter, NULL,           NULL,          NULL};
+                     sink_memory, sink_method_enter, NULL,           NULL,          NULL,
+                     NULL};
     int rc = lps_profile_begin(bm.m, &sink, LPS_HOOK_MODULES | LPS_HOOK_OPS | LPS_HOOK_MEMORY);
     if (rc) die("lps_profile_begin", rc);
     bench_heap first = {0}, last = {0};
@@ -710,10 +714,12 @@ static int cmd_loop(const char *path, const char *exec_name, const char *setting
         if (lp_collector_create(&c, &tree, &cc)) die("lp_collector_create", -1);
         sink =
             (lps_sink){c,           sink_call_enter,   sink_call_exit, sink_op_start, sink_op_end,
-                       sink_memory, sink_method_enter, NULL,           NULL,          NULL};
+                       sink_memory, sink_method_enter, NULL,           NULL,          NULL,
+                       NULL};
     } else if (hooks) {
-        sink = (lps_sink){&k,           count_enter, count_exit, count_op, count_op_end,
-                          count_memory, count_enter, NULL,       NULL,     NULL};
+        sink =
+            (lps_sink){&k,          count_enter, count_exit, count_op, count_op_end, count_memory,
+                       count_enter, NULL,        NULL,       NULL,     NULL};
     }
     if (hooks) {
         int rc = lps_profile_begin(bm.m, &sink, hooks);

@@ -14,9 +14,12 @@
 #include "layerprof.h"
 #include "signals.h"
 
-/* Usage errors are the ones the user fixes by changing what they typed. */
+/* Usage errors are the ones the user fixes by changing what they typed, or what they run it with
+ * (a feature this build lacks: a .pt2 on a libtorch 1.x build, CUDA without a GPU). */
 static int exit_code(int status) {
-    return status == LP_ERR_INVALID || status == LP_ERR_NOT_FOUND ? LP_EXIT_USAGE : LP_EXIT_RUNTIME;
+    return status == LP_ERR_INVALID || status == LP_ERR_NOT_FOUND || status == LP_ERR_UNSUPPORTED
+               ? LP_EXIT_USAGE
+               : LP_EXIT_RUNTIME;
 }
 
 static int fail(int status) {

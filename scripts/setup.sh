@@ -51,5 +51,13 @@ if [ $want_test = 1 ]; then
 fi
 if [ $want_torch2 = 1 ]; then
   make_venv .deps/torch2 torch torch
+  # The .pt2 tests export torchvision's resnet18 with this torch (python/layerprof_export.py).
+  # --no-deps: torchvision's own pin would replace the wheel's torch; numpy and pillow are what
+  # importing torchvision needs.
+  if ! .deps/torch2/bin/python -c 'import torchvision' 2>/dev/null; then
+    echo "setup: installing torchvision into .deps/torch2"
+    .deps/torch2/bin/python -m pip install -q numpy pillow
+    .deps/torch2/bin/python -m pip install -q --no-deps torchvision
+  fi
   .deps/torch2/bin/python -c 'import torch; print("setup: torch", torch.__version__)' 2>/dev/null
 fi

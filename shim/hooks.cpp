@@ -292,6 +292,10 @@ int lps_profile_begin(lps_model *m, const lps_sink *sink, unsigned hooks) noexce
         t_skip_depth = 0;
         lps::flops_reset();
         try {
+            if (m->pt2) { // a package: its kernels are the events (aoti.cpp)
+                lps::pt2_profile_begin(m);
+                hooks &= LPS_HOOK_MEMORY;
+            }
             if (hooks & LPS_HOOK_MODULES)
                 m->handles.push_back(at::addThreadLocalCallback(
                     at::RecordFunctionCallback(on_frame_start, on_frame_end)
@@ -330,6 +334,7 @@ void lps_profile_end(lps_model *m) noexcept {
         m->reporter.reset();
     } catch (...) {
     }
+    lps::pt2_profile_end(m);
     lps_model *expected = m;
     g_active.compare_exchange_strong(expected, nullptr);
 }

@@ -324,9 +324,10 @@ int lps_inputs_create(lps_model *m, const lp_input_spec *specs, size_t n, uint64
         at::Generator gen = at::detail::createCPUGenerator(seed);
         // The forward's declared argument types (after self), to type containers by.
         std::vector<c10::TypePtr> declared;
-        if (auto forward = m->module.find_method("forward"))
-            for (const auto &arg : forward->function().getSchema().arguments())
-                declared.push_back(arg.type());
+        if (!m->pt2) // a package's inputs are tensors, in the order it was exported with
+            if (auto forward = m->module.find_method("forward"))
+                for (const auto &arg : forward->function().getSchema().arguments())
+                    declared.push_back(arg.type());
         in->tensors.resize(n);
         Builder b{specs, n, 0, gen, m->device, in->tensors};
         while (b.pos < n) {

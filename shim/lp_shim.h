@@ -73,6 +73,17 @@ int lps_model_attach(void *module, const char *torch_build, const char *device, 
 int lps_forward_enter(lps_model *m) LPS_NOEXCEPT;
 int lps_forward_leave(lps_model *m, int completed) LPS_NOEXCEPT;
 
+/* An AOTInductor package (a path ending in .pt2, shim/aoti.cpp), loaded by lps_model_load on a
+ * libtorch 2.x build (LP_ERR_UNSUPPORTED on 1.x): its kernels are timed in the modules
+ * python/layerprof_export.py's map places them in. */
+typedef struct lps_pt2_info {
+    int is_pt2;        /* the model is a package */
+    int has_map;       /* it holds layerprof's module map (else every kernel is the root's) */
+    size_t kernels;    /* kernels per forward, by the map */
+    uint64_t unplaced; /* kernel calls that did not follow the map's order (timed in the root) */
+} lps_pt2_info;
+int lps_model_pt2_info(const lps_model *m, lps_pt2_info *out) LPS_NOEXCEPT;
+
 /* The module tree in named_modules() order, root first. Strings are borrowed from the model. */
 size_t lps_model_module_count(const lps_model *m) LPS_NOEXCEPT;
 int lps_model_module(const lps_model *m, size_t index, const char **path, const char **class_name,
@@ -144,6 +155,10 @@ typedef struct lps_sink {
     /* LPS_EXEC_OUTPUTS: the sizes of the first tensor a module call returned (itself, or the
      * first of a tuple or list), just before its call_exit. `dims` is valid during the call. */
     void (*out_shape)(void *ctx, const int64_t *dims, int rank);
+    /* AOTInductor packages: `n` calls of `module` in the forward that is ending (the calls the
+     * export recorded; the package's kernels carry no module boundaries), before the root's
+     * call_exit, on the driving thread. */
+    void (*add_calls)(void *ctx, int32_t module, uint64_t n);
 } lps_sink;
 
 /* Device ids of memory events. */

@@ -212,7 +212,7 @@ extern "C" {
 int lps_markers_census(lps_model *m, lps_inputs *in, lps_marker_census *out) noexcept {
     if (!m || !in || !out) return lp_error_set(LP_ERR_INVALID, "lps_markers_census: NULL argument");
     *out = lps_marker_census{m->marker_sites, 0, 0, 0, 0};
-    if (!m->markers) return LP_OK;
+    if (!m->markers || m->pt2) return LP_OK;
     return lps::guard([&]() -> int {
         auto &fn = torch::jit::toGraphFunction(m->module.get_method("forward").function());
         // What the optimizer was given: the marked graph, every call inlined.

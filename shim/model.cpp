@@ -211,6 +211,13 @@ int lps_model_load(const char *path, const char *device, int exec, lps_model **o
                 return lp_error_set(LP_ERR_IO, "cannot open model '%s': %s", path, strerror(errno));
         }
         auto m = std::make_unique<lps_model>();
+        if (lps::is_pt2_path(path)) { // an AOTInductor package (aoti.cpp)
+            m->device = dev;
+            int prc = lps::pt2_load(m.get(), path);
+            if (prc) return prc;
+            *out = m.release();
+            return LP_OK;
+        }
         try {
             // The executor mode must be set before the first run of any function of this
             // module: libtorch caches its decision per function (docs/libtorch.md).
@@ -316,6 +323,7 @@ struct InlineTasks {
 } // namespace
 
 static c10::IValue run_forward(lps_model *m, lps_inputs *in) {
+    if (m->pt2) return lps::pt2_forward(m, in);
     c10::InferenceMode guard;
     torch::jit::GraphOptimizerEnabledGuard optimize(m->optimize != 0); // restored on return
     lps::begin_forward(m);

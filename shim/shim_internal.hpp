@@ -95,6 +95,12 @@ struct ModuleEntry {
     lps_module_size size{}; // its parameters and buffers (model.cpp: module_sizes)
 };
 
+// An AOTInductor package's loader and module map (aoti.cpp).
+struct Pt2;
+struct Pt2Deleter {
+    void operator()(Pt2 *p) const noexcept;
+};
+
 } // namespace lps
 
 struct lps_model {
@@ -121,6 +127,9 @@ struct lps_model {
     std::shared_ptr<c10::DebugInfoBase> reporter;
     std::unique_ptr<c10::DebugInfoGuard> reporter_guard;
     uint64_t last_forward_ns = 0; // the last forward call's wall time (lps_last_forward_ns)
+
+    // An AOTInductor package (.pt2) instead of a TorchScript module (aoti.cpp): `module` is empty.
+    std::unique_ptr<lps::Pt2, lps::Pt2Deleter> pt2;
 };
 
 struct lps_inputs {
@@ -169,6 +178,17 @@ void flops_reset() noexcept;
 // signature (tensor shapes are placeholders), or "" when some type has no such syntax
 // (input_example.cpp).
 std::string example_inputs(const c10::FunctionSchema &schema);
+
+// AOTInductor packages (aoti.cpp). A path ending in .pt2 is one. pt2_load fills m->modules and the
+// default inputs from the package's layerprof map (or gives it one root without a map), and
+// loads it on m->device: a status with a message. pt2_forward runs it once and returns its
+// outputs as a list (throws like run_forward). pt2_profile_begin/end install and remove the kernel
+// callbacks that replace the module, marker, op and FLOPs ones for a package.
+bool is_pt2_path(const char *path) noexcept;
+int pt2_load(lps_model *m, const char *path);
+c10::IValue pt2_forward(lps_model *m, lps_inputs *in);
+void pt2_profile_begin(lps_model *m);
+void pt2_profile_end(lps_model *m) noexcept;
 
 // Resets the thread's per-forward hook state (hooks.cpp).
 void begin_forward(lps_model *m) noexcept;

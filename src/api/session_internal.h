@@ -77,6 +77,7 @@ struct lp_session {
 
     /* lp_session_attach: the program's module, whose forwards the program runs itself. */
     int attached;
+    int pt2; /* the model is an AOTInductor package (.pt2) */
     int in_forward;        /* between lp_session_forward_begin and lp_session_forward_end */
     int forward_profiled;  /* that forward is recorded */
     int attached_forwards; /* forwards run through begin/end since the module was attached */
@@ -97,6 +98,8 @@ int session_open_from(lp_session **out, const lp_options *opts, const session_so
 
 /* Adds a line under the report's table (at most LP_MAX_NOTES; later ones are dropped). */
 void session_add_note(lp_session *s, const char *fmt, const char *arg);
+/* The notes an AOTInductor package's report carries (session_pt2.c). */
+void session_add_pt2_notes(lp_session *s, const lps_pt2_info *pt2);
 
 /* dlopens each custom-op library (RTLD_NOW | RTLD_GLOBAL), for good: op_libraries.c. */
 int session_load_libraries(const char *const *libs, size_t n);

@@ -301,7 +301,12 @@ int session_open_from(lp_session **out, const lp_options *opts, const session_so
     if ((rc = session_start_step(s))) goto fail;
     lp_format_date((long long)time(NULL), s->date, sizeof s->date);
 
-    if (asked_graph)
+    lps_pt2_info pt2 = {0};
+    if (!s->attached) lps_model_pt2_info(s->model, &pt2);
+    s->pt2 = pt2.is_pt2;
+    if (pt2.is_pt2) {
+        session_add_pt2_notes(s, &pt2);
+    } else if (asked_graph)
         session_add_note(s, "%s",
                          "mode: markers (asked for graph, which now runs as markers: the optimised "
                          "model, with exact module calls marked at every call site)");
@@ -316,7 +321,7 @@ int session_open_from(lp_session **out, const lp_options *opts, const session_so
                          "every call site)");
     /* TorchScript's profiling executor runs the first forwards unoptimised while it records
      * shapes, then optimises: 1,333 us against a steady 87 us on the forked test model. */
-    if (!s->attached && s->opts.mode != LP_MODE_HOOKS && s->opts.warmup < 3) {
+    if (!s->attached && !pt2.is_pt2 && s->opts.mode != LP_MODE_HOOKS && s->opts.warmup < 3) {
         char n[16];
         snprintf(n, sizeof n, "%d", s->opts.warmup);
         session_add_note(s,
@@ -324,13 +329,13 @@ int session_open_from(lp_session **out, const lp_options *opts, const session_so
                          "forwards, so the first profiled ones may include that work (--warmup 3)",
                          n);
     }
-    if (s->tree.n_nodes == 1)
+    if (s->tree.n_nodes == 1 && !pt2.is_pt2)
         session_add_note(
             s,
             "note: '%s' has no submodules (frozen or optimized for inference?): only the root "
             "can be timed",
             s->model_path);
-    if (s->opts.mode == LP_MODE_HOOKS &&
+    if (s->opts.mode == LP_MODE_HOOKS && !pt2.is_pt2 &&
         lp_columns_any(opts->columns, opts->n_columns, LP_NEED_OUT_SHAPE, 0))
         session_add_note(s, "%s",
                          "note: out_shape is recorded in markers mode only (the default): the "

@@ -80,6 +80,7 @@ static int render_export(lp_session *s, lp_format format, const lp_render_opts *
     lp_run_meta m = {.model = s->model_path,
                      .device = s->device,
                      .mode = s->opts.mode,
+                     .aoti = s->pt2,
                      .libtorch_version = lp_torch_version(),
                      .layerprof_version = lp_version(),
                      .date = s->date,
@@ -132,7 +133,7 @@ int lp_session_render(lp_session *s, lp_format format, FILE *out) {
     ro.units = s->opts.units;
     ro.ascii = s->opts.ascii;
     ro.show_ops = s->opts.events;
-    const char *notes[LP_MAX_NOTES + 3 + 6 + 3];
+    const char *notes[LP_MAX_NOTES + 3 + 6 + 4];
     size_t n = 0;
     for (size_t i = 0; i < s->n_notes; i++)
         notes[n++] = s->notes[i];
@@ -144,6 +145,15 @@ int lp_session_render(lp_session *s, lp_format format, FILE *out) {
     size_t n_cuda = lp_cuda_prof_notes(s->cuda, &cuda_notes[0][0], sizeof cuda_notes[0], 6);
     for (size_t i = 0; i < n_cuda; i++)
         notes[n++] = cuda_notes[i];
+    lps_pt2_info pt2;
+    char unplaced[200];
+    if (!s->attached && lps_model_pt2_info(s->model, &pt2) == LP_OK && pt2.unplaced) {
+        snprintf(unplaced, sizeof unplaced,
+                 "warning: %llu kernel calls did not follow the package's order as its module map "
+                 "gives it: they are timed in the root",
+                 (unsigned long long)pt2.unplaced);
+        notes[n++] = unplaced;
+    }
     lp_collector_stats st;
     lp_collector_get_stats(s->collector, &st);
     char extra[2][200];

@@ -44,6 +44,10 @@ static void sink_out_shape(void *c, const int64_t *dims, int rank) {
     lp_ev_out_shape(c, dims, rank);
 }
 
+static void sink_add_calls(void *c, int32_t module, uint64_t n) {
+    lp_ev_add_calls(c, module, n);
+}
+
 int session_hooks_install(lp_session *s) {
     if (s->hooks_on) return LP_OK;
     lps_sink sink = {.ctx = s->collector,
@@ -55,7 +59,8 @@ int session_hooks_install(lp_session *s) {
                      .method_enter = sink_method_enter,
                      .flops = sink_flops,
                      .flops_unknown = sink_flops_unknown,
-                     .out_shape = sink_out_shape};
+                     .out_shape = sink_out_shape,
+                     .add_calls = sink_add_calls};
     /* Markers need no frame callback: the module calls come from the graph itself. */
     unsigned hooks = s->opts.mode == LP_MODE_HOOKS ? LPS_HOOK_MODULES : LPS_HOOK_MARKERS;
     if (s->opts.events) hooks |= LPS_HOOK_OPS;

@@ -81,6 +81,11 @@ void lp_ev_memory(lp_collector *c, const void *ptr, int64_t bytes, int device, u
  * that has no formula (`name`: the caller's, valid for the collector's life). Hot path. */
 void lp_ev_flops(lp_collector *c, uint64_t flops);
 void lp_ev_flops_unknown(lp_collector *c, const char *name);
+/* `n` calls of `module` that no frame delivers: an AOTInductor package's, whose kernels carry
+ * no module boundaries (the calls the export recorded, once per forward; the kernels' time
+ * arrives as method frames). Counted when the module is measured; no time, no per-call figures.
+ * On the thread that runs the forward, while its root call is open. */
+void lp_ev_add_calls(lp_collector *c, int32_t module, uint64_t n);
 /* The output shape of the module call about to exit (the innermost, which must be measured). */
 void lp_ev_out_shape(lp_collector *c, const int64_t *dims, int rank);
 /* The ops without a formula seen so far (after lp_collector_finish), at most `max` in `names`;

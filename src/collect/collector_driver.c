@@ -318,3 +318,13 @@ void lp_collector_set_tree(lp_collector *c, lp_tree *tree) {
 lp_tree *lp_collector_tree(lp_collector *c) {
     return c->tree;
 }
+
+/* Once per forward and module of an AOTInductor package: not the per-op hot path. */
+void lp_ev_add_calls(lp_collector *c, int32_t module, uint64_t n) {
+    lp_thread_state *ts = lp_collector_thread(c);
+    if (!ts || module < 0 || (size_t)module >= c->tree->n_nodes) return;
+    int measured = 0;
+    for (int32_t m = module; m >= 0 && !measured; m = c->tree->nodes[m].parent)
+        measured = c->measured_root[m];
+    if (measured) ts->mods[module].calls += n;
+}

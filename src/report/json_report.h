@@ -19,6 +19,7 @@ typedef struct lp_run_meta {
     const char *model;
     const char *device;
     lp_mode mode;
+    int aoti; /* an AOTInductor package: the mode is "aoti", whatever `mode` says */
     const char *libtorch_version;
     const char *layerprof_version;
     const char *date; /* ISO 8601 UTC: "2024-05-01T12:34:56Z" */

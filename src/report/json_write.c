@@ -75,7 +75,7 @@ json_t *lp_export_run(const lp_run_meta *m) {
     }
     put(run, "model", jstr(m->model), &ok);
     put(run, "device", jstr(m->device ? m->device : "cpu"), &ok);
-    put(run, "mode", jstr(mode_name(m->mode)), &ok);
+    put(run, "mode", jstr(m->aoti ? "aoti" : mode_name(m->mode)), &ok);
     put(run, "libtorch_version", jstr(m->libtorch_version), &ok);
     put(run, "layerprof_version", jstr(m->layerprof_version), &ok);
     put(run, "date", jstr(m->date), &ok);

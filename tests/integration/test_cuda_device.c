@@ -3,9 +3,10 @@
  *     test_cuda_device LAYERPROF_BINARY
  *
  * Without a usable CUDA device (a CPU-only libtorch, no GPU, no driver) a CUDA session must fail
- * cleanly: status LP_ERR_UNSUPPORTED, exit code 1, one line "layerprof: error: CUDA is not
- * available: <why>", no crash. With one, the same commands must succeed and show the CUDA columns.
- * The GPU figures themselves are checked by test_cuda_gpu (ctest label gpu). */
+ * cleanly: status LP_ERR_UNSUPPORTED, exit code 2 (a usage error: run it another way), one line
+ * "layerprof: error: CUDA is not available: <why>", no crash. With one, the same commands must
+ * succeed and show the CUDA columns. The GPU figures themselves are checked by test_cuda_gpu (ctest
+ * label gpu). */
 #define _POSIX_C_SOURCE 200809L
 #include <setjmp.h>
 #include <stdarg.h>
@@ -74,13 +75,13 @@ static void test_api_refuses_or_runs_cuda(void **state) {
     lp_session_close(s);
 }
 
-static void test_cli_says_cuda_is_not_available_and_exits_1(void **state) {
+static void test_cli_says_cuda_is_not_available_and_exits_2(void **state) {
     (void)state;
     char out[8192];
-    int rc = run_cli("'" LP_MODELS_DIR "/nested.pt' --device cuda --warmup 1 --iterations 1",
-                     out, sizeof out);
+    int rc = run_cli("'" LP_MODELS_DIR "/nested.pt' --device cuda --warmup 1 --iterations 1", out,
+                     sizeof out);
     if (!g_has_cuda) {
-        assert_int_equal(rc, 1);
+        assert_int_equal(rc, 2);
         assert_non_null(strstr(out, "layerprof: error: " NOT_AVAILABLE));
         return;
     }
@@ -92,18 +93,17 @@ static void test_cli_says_cuda_is_not_available_and_exits_1(void **state) {
 static void test_cli_refuses_a_device_index_that_does_not_exist(void **state) {
     (void)state;
     char out[8192];
-    int rc = run_cli("'" LP_MODELS_DIR "/nested.pt' --device cuda:99 --iterations 1", out,
-                     sizeof out);
-    assert_int_equal(rc, 1);
+    int rc =
+        run_cli("'" LP_MODELS_DIR "/nested.pt' --device cuda:99 --iterations 1", out, sizeof out);
+    assert_int_equal(rc, 2);
     assert_non_null(strstr(out, "layerprof: error: " NOT_AVAILABLE));
 }
 
 static void test_cli_cuda_timing_values(void **state) {
     (void)state;
     char out[8192];
-    assert_int_equal(run_cli("'" LP_MODELS_DIR "/nested.pt' --cuda-timing sometimes", out,
-                             sizeof out),
-                     2);
+    assert_int_equal(
+        run_cli("'" LP_MODELS_DIR "/nested.pt' --cuda-timing sometimes", out, sizeof out), 2);
     assert_non_null(strstr(out, "--cuda-timing must be auto, cupti, events or off"));
     /* On the CPU the CUDA timing options change nothing. */
     assert_int_equal(run_cli("'" LP_MODELS_DIR "/nested.pt' --cuda-timing cupti --iterations 1",
@@ -115,13 +115,13 @@ static void test_cli_cuda_timing_values(void **state) {
 static void test_cli_nvtx_on_the_cpu(void **state) {
     (void)state;
     char out[8192];
-    int rc = run_cli("'" LP_MODELS_DIR "/nested.pt' --nvtx --events --iterations 1", out,
-                     sizeof out);
+    int rc =
+        run_cli("'" LP_MODELS_DIR "/nested.pt' --nvtx --events --iterations 1", out, sizeof out);
     if (LP_TEST_HAVE_NVTX) {
         assert_int_equal(rc, 0);
         assert_non_null(strstr(out, "NVTX: a range per module call and per op"));
     } else {
-        assert_int_equal(rc, 1);
+        assert_int_equal(rc, 2);
         assert_non_null(strstr(out, "NVTX ranges are not available"));
     }
 }
@@ -157,7 +157,7 @@ int main(int argc, char **argv) {
 
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_api_refuses_or_runs_cuda),
-        cmocka_unit_test(test_cli_says_cuda_is_not_available_and_exits_1),
+        cmocka_unit_test(test_cli_says_cuda_is_not_available_and_exits_2),
         cmocka_unit_test(test_cli_refuses_a_device_index_that_does_not_exist),
         cmocka_unit_test(test_cli_cuda_timing_values),
         cmocka_unit_test(test_cli_nvtx_on_the_cpu),

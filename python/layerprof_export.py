@@ -1,0 +1,276 @@
+#!/usr/bin/env python3
+"""Export a PyTorch model to an AOTInductor package (.pt2) that layerprof can place in modules.
+
+Run with a Python whose torch is 2.x (PyPI's wheel); layerprof built against that libtorch reads
+the package:
+
+    from layerprof_export import export_pt2
+    export_pt2(model, (torch.randn(1, 3, 224, 224),), "resnet18.pt2", torchscript=True)
+
+    python3 layerprof_export.py torchvision.models:resnet18 --input 1x3x224x224 \
+        -o resnet18.pt2 --torchscript
+
+What it does (docs/pt2.md says why each step is needed):
+
+1. torch.export.export(model, example_args): the exported program's nodes carry nn_module_stack,
+   the module path of every node, with one key per call of a module ("fc", "fc@1").
+2. AOTInductor compiles it with cpp.enable_kernel_profile (every kernel call is a RecordFunction
+   layerprof times) and trace.provenance_tracking_level = 1 (the package then holds
+   data/aotinductor/model/kernel_information.json: each kernel's pre-grad nodes).
+3. It writes data/layerprof/modules.json into the package: the model's modules (path, class,
+   calls per forward, parameters), each kernel in the order the package runs them with the
+   module it is placed in and the modules it fused, and the example inputs.
+
+Placement rule: a kernel whose nodes all come from one module belongs to that module; a kernel
+that fused nodes of several modules belongs to their lowest common ancestor, and lists the
+modules it fused. Nodes outside every submodule (code in the root's forward) belong to the root.
+"""
+
+import argparse
+import importlib
+import json
+import os
+import re
+import sys
+import zipfile
+
+MAP_RECORD = "data/layerprof/modules.json"
+MAP_FORMAT = "layerprof-pt2-map"
+MAP_VERSION = 1
+
+_DTYPES = {  # torch dtype -> layerprof's input spec name
+    "torch.float32": "float32", "torch.float64": "float64", "torch.float16": "float16",
+    "torch.bfloat16": "bfloat16", "torch.int64": "int64", "torch.int32": "int32",
+    "torch.int16": "int16", "torch.int8": "int8", "torch.uint8": "uint8", "torch.bool": "bool",
+}
+
+
+def _torch():
+    try:
+        import torch
+    except ImportError:
+        sys.exit(f"layerprof_export: {sys.executable} cannot import torch; use a Python with "
+                 "torch 2.x (PyPI's wheel)")
+    if int(torch.__version__.split(".")[0]) < 2:
+        sys.exit(f"layerprof_export: torch {torch.__version__} has no AOTInductor; use torch 2.x")
+    return torch
+
+
+def _lca(paths):
+    """The lowest common ancestor of dotted module paths ("" is the root)."""
+    split = [p.split(".") if p else [] for p in paths]
+    common = []
+    for parts in zip(*split):
+        if any(x != parts[0] for x in parts):
+            break
+        common.append(parts[0])
+    return ".".join(common)
+
+
+def _module_sizes(model):
+    """Parameters (elements) and bytes of parameters and buffers per module path, its own and
+    with its submodules, a tensor counted once in every total that covers it."""
+    sizes = {}
+    for path, mod in model.named_modules():
+        own_p = own_b = 0
+        seen = set()
+        for p in mod.parameters(recurse=False):
+            if id(p) not in seen:
+                seen.add(id(p))
+                own_p += p.numel()
+                own_b += p.numel() * p.element_size()
+        for b in mod.buffers(recurse=False):
+            if id(b) not in seen:
+                seen.add(id(b))
+                own_b += b.numel() * b.element_size()
+        tot_p = tot_b = 0
+        seen = set()
+        for p in mod.parameters():
+            if id(p) not in seen:
+                seen.add(id(p))
+                tot_p += p.numel()
+                tot_b += p.numel() * p.element_size()
+        for b in mod.buffers():
+            if id(b) not in seen:
+                seen.add(id(b))
+                tot_b += b.numel() * b.element_size()
+        sizes[path] = (own_p, tot_p, own_b, tot_b)
+    return sizes
+
+
+def _node_modules(ep):
+    """For every call_function node of the exported program: its innermost module path, and
+    every (call key, path) on its module stack."""
+    innermost, calls = {}, set()
+    for node in ep.graph.nodes:
+        if node.op != "call_function":
+            continue
+        stack = node.meta.get("nn_module_stack") or {}
+        path = ""
+        for key, value in stack.items():
+            p = value[0] if isinstance(value, (tuple, list)) else ""
+            calls.add((key, p))
+            path = p
+        innermost[node.name] = path
+    return innermost, calls
+
+
+def _kernel_order(info):
+    """kernel_information.json's kernels in the order the package runs them (their debug
+    handles count up in that order)."""
+    kernels = []
+    for key, value in info.items():
+        name, _, handle = key.rpartition(":")
+        if not name or not handle.isdigit():
+            name, handle = key, "0"
+        kernels.append((int(handle), name, value))
+    kernels.sort(key=lambda k: k[0])
+    return kernels
+
+
+def _input_specs(torch, args):
+    flat = []
+
+    def walk(v):
+        if isinstance(v, torch.Tensor):
+            dtype = _DTYPES.get(str(v.dtype))
+            if dtype is None:
+                raise ValueError(f"layerprof_export: input dtype {v.dtype} has no input spec")
+            shape = "x".join(str(d) for d in v.shape) if v.dim() else "scalar"
+            flat.append(shape if dtype == "float32" else f"{shape}:{dtype}")
+        elif isinstance(v, (list, tuple)):
+            for e in v:
+                walk(e)
+        elif isinstance(v, dict):
+            for e in v.values():
+                walk(e)
+        else:
+            raise ValueError(f"layerprof_export: only tensor inputs can be given to a .pt2 "
+                             f"from C (got {type(v).__name__})")
+    walk(args)
+    return flat
+
+
+def build_map(model, ep, kernel_info, example_args):
+    """The layerprof map of a compiled model (see the module docstring)."""
+    torch = _torch()
+    innermost, stack_calls = _node_modules(ep)
+    # A module held under two paths (a shared submodule) is one module: named_modules() lists it
+    # under its first path, and the export names each call by the path it was reached through.
+    first, alias = {}, {}
+    for path, mod in model.named_modules(remove_duplicate=False):
+        alias[path] = first.setdefault(id(mod), path)
+    innermost = {node: alias.get(path, path) for node, path in innermost.items()}
+    calls = {}
+    for _key, path in stack_calls:
+        path = alias.get(path, path)
+        calls[path] = calls.get(path, 0) + 1
+    calls[""] = 1
+    sizes = _module_sizes(model)
+    modules = []
+    for path, mod in model.named_modules():
+        sp, tp, sb, tb = sizes[path]
+        has_forward = type(mod).forward is not torch.nn.Module.forward  # ModuleList: none
+        modules.append({"path": path, "class": type(mod).__name__, "calls": calls.get(path, 0),
+                        "has_forward": has_forward,
+                        "self_params": sp, "params": tp, "self_bytes": sb, "bytes": tb})
+    known = {m["path"] for m in modules}
+    kernels = []
+    for handle, name, value in _kernel_order(kernel_info):
+        paths = []
+        for node in value.get("pre_grad_nodes") or []:
+            p = innermost.get(node, "")
+            while p and p not in known:  # a path named_modules() lists under another name
+                p = p.rpartition(".")[0]
+            if p not in paths:
+                paths.append(p)
+        if not paths:
+            paths = [""]
+        kernels.append({"name": name, "handle": handle, "module": _lca(paths),
+                        "fused": sorted(paths) if len(paths) > 1 else []})
+    return {"format": MAP_FORMAT, "version": MAP_VERSION, "torch": torch.__version__,
+            "inputs": _input_specs(torch, example_args), "modules": modules, "kernels": kernels}
+
+
+def _archive_prefix(zf):
+    names = zf.namelist()
+    for n in names:
+        if n.endswith("data/aotinductor/model/kernel_information.json"):
+            return n[: -len("data/aotinductor/model/kernel_information.json")]
+    return None
+
+
+def export_pt2(model, example_args, path, torchscript=False):
+    """Compiles `model` with `example_args` (a tuple, as torch.export takes them) to the
+    AOTInductor package `path`, with layerprof's module map in it. With `torchscript`, also
+    writes the same model as TorchScript beside it (path with .pt), for `layerprof diff`.
+    Returns the package path."""
+    torch = _torch()
+    if not isinstance(example_args, tuple):
+        raise TypeError("layerprof_export: example_args must be a tuple, as torch.export takes")
+    model = model.eval()
+    with torch.no_grad():
+        ep = torch.export.export(model, example_args)
+        configs = {"cpp.enable_kernel_profile": True, "trace.provenance_tracking_level": 1}
+        pkg = torch._inductor.aoti_compile_and_package(ep, package_path=path,
+                                                       inductor_configs=configs)
+    with zipfile.ZipFile(pkg) as zf:
+        prefix = _archive_prefix(zf)
+        if prefix is None:
+            raise RuntimeError("layerprof_export: the package has no kernel_information.json: "
+                               "this torch does not record kernel provenance")
+        info = json.loads(zf.read(prefix + "data/aotinductor/model/kernel_information.json"))
+    lp_map = build_map(model, ep, info, example_args)
+    with zipfile.ZipFile(pkg, "a", compression=zipfile.ZIP_STORED) as zf:
+        zf.writestr(prefix + MAP_RECORD, json.dumps(lp_map, indent=1))
+    if torchscript:
+        ts_path = re.sub(r"\.pt2$", "", path) + ".pt"
+        with torch.no_grad():
+            try:
+                ts = torch.jit.script(model)
+            except Exception:  # noqa: BLE001  (not scriptable: trace the same example)
+                ts = torch.jit.trace(model, example_args)
+        extra = {"layerprof.inputs": "\n".join(lp_map["inputs"])}
+        torch.jit.save(ts, ts_path, _extra_files=extra)
+    return pkg
+
+
+def _parse_shape(spec, torch):
+    shape, _, dtype = spec.partition(":")
+    dims = [] if shape == "scalar" else [int(d) for d in shape.split("x")]
+    dt = getattr(torch, dtype or "float32", None)
+    if not isinstance(dt, torch.dtype):
+        raise SystemExit(f"layerprof_export: unknown dtype '{dtype}' in --input {spec}")
+    if dt.is_floating_point:
+        return torch.randn(dims, dtype=dt)
+    return torch.zeros(dims, dtype=dt)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(
+        description="Export a model to an AOTInductor .pt2 package layerprof can profile.")
+    ap.add_argument("factory", help="MODULE:CALLABLE that returns the nn.Module, e.g. "
+                    "torchvision.models:resnet18")
+    ap.add_argument("--input", action="append", required=True,
+                    help="an example input SHAPE[:DTYPE] (e.g. 1x3x224x224), once per argument")
+    ap.add_argument("-o", "--output", required=True, help="the .pt2 to write")
+    ap.add_argument("--torchscript", action="store_true",
+                    help="also write the TorchScript .pt of the same model beside it")
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args(argv)
+    torch = _torch()
+    mod_name, _, attr = args.factory.partition(":")
+    if not attr:
+        ap.error("factory must be MODULE:CALLABLE")
+    sys.path.insert(0, os.getcwd())
+    factory = getattr(importlib.import_module(mod_name), attr)
+    torch.manual_seed(args.seed)
+    model = factory()
+    example = tuple(_parse_shape(s, torch) for s in args.input)
+    pkg = export_pt2(model, example, args.output, torchscript=args.torchscript)
+    print(f"layerprof_export: wrote {pkg}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

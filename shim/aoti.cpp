@@ -1,0 +1,443 @@
+// aoti.cpp: AOTInductor packages (.pt2): loading one with its module map, running it, and timing
+// its kernels into the module tree (docs/pt2.md).
+//
+// A compiled package has no module boundaries left: its wrapper runs a fixed sequence of kernels.
+// Compiled with cpp.enable_kernel_profile, each kernel call is a RecordFunction named after the
+// kernel ("graph_0_cpp_fused_relu_2", "aoti_torch_cpu_convolution"). python/layerprof_export.py
+// stores in the package (data/layerprof/modules.json) the kernels in the order the wrapper runs
+// them, each with the module it is placed in, and each module's calls per forward (from the
+// exported program's nn_module_stack). The callbacks below take the package's kernels in that
+// order: the k-th kernel call of a forward is the map's k-th kernel when its name agrees. Its time
+// goes to its module as a method frame (time, not a call: the calls come from the map, added once
+// per forward), the ATen ops an extern kernel runs inside it become its op rows.
+#include "shim_internal.hpp"
+
+#include <torch/version.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "base/clock.h"
+
+#if TORCH_VERSION_MAJOR >= 2
+#include <c10/core/InferenceMode.h>
+#include <caffe2/serialize/inline_container.h>
+#include <jansson.h>
+#include <torch/csrc/inductor/aoti_package/model_package_loader.h>
+#endif
+
+namespace lps {
+
+struct Pt2 {
+#if TORCH_VERSION_MAJOR >= 2
+    std::unique_ptr<torch::inductor::AOTIModelPackageLoader> loader;
+#endif
+    struct Kernel {
+        std::string name;           // as kernel_information.json names it (no "graph_0_")
+        std::string label;          // its op row: the name, and the modules it fused
+        std::vector<int32_t> chain; // the modules from below the root down to its placement
+    };
+    std::vector<Kernel> kernels;
+    std::vector<uint64_t> calls;     // per module: calls per forward, from the export
+    std::vector<std::string> inputs; // the example inputs' specs ("1x3x224x224", "4:int64")
+    bool has_map = false;
+    uint64_t unplaced = 0; // kernel calls that did not follow the map's order (under the root)
+};
+
+bool is_pt2_path(const char *path) noexcept {
+    size_t n = std::strlen(path);
+    return n >= 4 && std::strcmp(path + n - 4, ".pt2") == 0;
+}
+
+} // namespace lps
+
+namespace {
+
+using lps::Pt2;
+
+#if TORCH_VERSION_MAJOR >= 2
+
+constexpr const char k_map_record[] = "data/layerprof/modules.json";
+constexpr const char k_map_format[] = "layerprof-pt2-map";
+
+// The active profiled package (one profiled model per process, as hooks.cpp's g_active).
+std::atomic<lps_model *> g_pt2{nullptr};
+
+// Per thread, for the forward running on it: the next kernel's index in the map, how deep inside
+// a kernel the callbacks are (0: between kernels), the module frames the open kernel entered,
+// whether its own op row was opened, and the skipping of op rows the core does not want.
+thread_local size_t t_next = 0;
+thread_local int t_depth = 0;
+thread_local size_t t_chain = 0;
+thread_local bool t_row = false;
+thread_local bool t_wanted = false;
+thread_local int t_skip = 0;
+// Set on the thread running a package's forward. Kernels run on it; the ATen ops of an extern
+// kernel may run parts on libtorch's intra-op threads, which carry the callbacks too but are
+// none of a kernel's frames: their events are not the package's kernels.
+thread_local bool t_driver = false;
+
+// The container runner's own frame around the whole run: neither a kernel nor inside one.
+bool is_runner_frame(const char *name) {
+    return std::strncmp(name, "AOTIModelContainerRunner", 24) == 0;
+}
+
+bool ends_with(const char *s, const std::string &tail) {
+    size_t n = std::strlen(s);
+    return n >= tail.size() && std::memcmp(s + n - tail.size(), tail.data(), tail.size()) == 0;
+}
+
+// Op rows of kernels that have no entry in a map: the name a kernel's RecordFunction carries is
+// not a string that lives on (the rows are keyed by the name's pointer), so they share a label.
+constexpr const char k_unmapped[] = "AOTInductor kernel (no module map)";
+constexpr const char k_unplaced[] = "AOTInductor kernel (out of the map's order)";
+
+// The map's entry for this forward's next kernel call, or nullptr when the call does not match
+// it (a package run differently than it was exported: the call is timed under the root). A
+// name compare, not a pointer test: AOTInductor's names are not interned.
+const Pt2::Kernel *next_kernel(Pt2 &p, const char *name) {
+    size_t k = t_next++;
+    if (k < p.kernels.size() && ends_with(name, p.kernels[k].name)) return &p.kernels[k];
+    if (p.has_map) p.unplaced++;
+    return nullptr;
+}
+
+std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction &fn) noexcept {
+    lps_model *m = g_pt2.load(std::memory_order_relaxed);
+    if (!m || !t_driver) return nullptr;
+    const char *name = fn.name();
+    if (t_depth == 0) {
+        if (is_runner_frame(name)) return nullptr;
+        uint64_t t = lp_now_ns();
+        t_depth = 1;
+        const Pt2::Kernel *k = next_kernel(*m->pt2, name);
+        t_chain = k ? k->chain.size() : 0;
+        bool wanted = t_wanted; // the root's answer (lps::pt2_forward) when placed there
+        for (size_t i = 0; i < t_chain; i++)
+            wanted = m->sink.method_enter(m->sink.ctx, k->chain[i], t) != 0;
+        t_row = wanted;
+        t_skip = 0;
+        const char *row = k ? k->label.c_str() : m->pt2->has_map ? k_unplaced : k_unmapped;
+        t_wanted = wanted && m->sink.op_start(m->sink.ctx, row, -1, 0, t) != 0;
+        return nullptr;
+    }
+    t_depth++;
+    if (t_skip || !t_wanted) { // inside an op the core does not want: so is this one
+        t_skip++;
+        return nullptr;
+    }
+    t_wanted = m->sink.op_start(m->sink.ctx, name, -1, 0, lp_now_ns()) != 0;
+    return nullptr;
+}
+
+void on_end(const at::RecordFunction &, at::ObserverContext *) noexcept {
+    lps_model *m = g_pt2.load(std::memory_order_relaxed);
+    if (!m || !t_driver || t_depth == 0) return; // the runner's frame, another thread's op
+    uint64_t t = lp_now_ns();
+    if (--t_depth > 0) {
+        if (t_skip)
+            t_skip--;
+        else
+            m->sink.op_end(m->sink.ctx, t);
+        return;
+    }
+    if (t_row) m->sink.op_end(m->sink.ctx, t);
+    int wanted = 0;
+    for (size_t i = 0; i < t_chain; i++)
+        wanted = m->sink.call_exit(m->sink.ctx, t);
+    t_wanted = t_chain ? wanted != 0 : t_wanted;
+    t_chain = 0;
+    t_row = false;
+}
+
+// --- the map ---------------------------------------------------------------------------------
+
+std::string read_map(const char *path, bool *found) {
+    *found = false;
+    caffe2::serialize::PyTorchStreamReader reader{std::string(path)};
+    if (!reader.hasRecord(k_map_record)) return {};
+    auto [data, size] = reader.getRecord(k_map_record);
+    *found = true;
+    return std::string(static_cast<const char *>(data.get()), size);
+}
+
+const char *str_of(json_t *obj, const char *key) {
+    const char *s = json_string_value(json_object_get(obj, key));
+    return s ? s : "";
+}
+
+// Fills the modules, kernels and inputs from the map; a status with a message on a malformed one.
+int parse_map(lps_model *m, const std::string &text, const char *path) {
+    json_error_t err;
+    json_t *root = json_loadb(text.data(), text.size(), 0, &err);
+    if (!root) {
+        return lp_error_set(LP_ERR_MODEL, "'%s': layerprof's module map is not JSON (%s, line %d)",
+                            path, err.text, err.line);
+    }
+    std::unique_ptr<json_t, void (*)(json_t *)> own(root, json_decref);
+    json_t *mods = json_object_get(root, "modules"), *kers = json_object_get(root, "kernels");
+    if (std::strcmp(str_of(root, "format"), k_map_format) != 0 || !json_is_array(mods) ||
+        !json_is_array(kers) || json_array_size(mods) == 0 ||
+        json_integer_value(json_object_get(root, "version")) != 1) {
+        return lp_error_set(LP_ERR_MODEL,
+                            "'%s': layerprof's module map is not one this layerprof reads (format "
+                            "%s version 1); export the package again with "
+                            "python/layerprof_export.py",
+                            path, k_map_format);
+    }
+    Pt2 &p = *m->pt2;
+    size_t i;
+    json_t *v;
+    json_array_foreach(mods, i, v) {
+        lps::ModuleEntry e;
+        e.path = str_of(v, "path");
+        e.class_name = str_of(v, "class");
+        e.parent = -1;
+        if (i > 0) {
+            size_t dot = e.path.rfind('.');
+            auto it = m->path_to_module.find(dot == std::string::npos ? "" : e.path.substr(0, dot));
+            e.parent = it == m->path_to_module.end() ? 0 : it->second;
+        } else if (!e.path.empty()) {
+            return lp_error_set(LP_ERR_MODEL, "'%s': the module map does not start with the root",
+                                path);
+        }
+        e.has_forward = json_is_true(json_object_get(v, "has_forward"));
+        auto num = [&](const char *key) {
+            json_int_t n = json_integer_value(json_object_get(v, key));
+            return n > 0 ? static_cast<uint64_t>(n) : uint64_t{0};
+        };
+        e.size =
+            lps_module_size{num("self_params"), num("params"), num("self_bytes"), num("bytes")};
+        m->path_to_module.emplace(e.path, static_cast<int32_t>(m->modules.size()));
+        m->modules.push_back(std::move(e));
+        p.calls.push_back(num("calls"));
+    }
+    json_array_foreach(kers, i, v) {
+        Pt2::Kernel k;
+        k.name = str_of(v, "name");
+        k.label = k.name;
+        std::string placed = str_of(v, "module");
+        size_t j;
+        json_t *f;
+        json_t *fused = json_object_get(v, "fused");
+        json_array_foreach(fused, j, f) {
+            if (j == 3) { // a row stays readable: the first three, and how many more
+                k.label += " + " + std::to_string(json_array_size(fused) - 3) + " more";
+                break;
+            }
+            // Each fused module by its path below the placement ("bn1"), the placement as "self".
+            std::string path = json_string_value(f) ? json_string_value(f) : "";
+            if (path == placed)
+                path = "self";
+            else if (!placed.empty() && path.compare(0, placed.size() + 1, placed + ".") == 0)
+                path = path.substr(placed.size() + 1);
+            k.label += (j == 0 ? " [fuses " : " + ") + path;
+        }
+        if (json_array_size(fused)) k.label += "]";
+        auto it = m->path_to_module.find(placed);
+        for (int32_t n = it == m->path_to_module.end() ? 0 : it->second; n > 0;
+             n = m->modules[n].parent)
+            k.chain.insert(k.chain.begin(), n);
+        p.kernels.push_back(std::move(k));
+    }
+    json_array_foreach(json_object_get(root, "inputs"), i, v)
+        p.inputs.push_back(json_string_value(v) ? json_string_value(v) : "");
+    for (const auto &s : p.inputs)
+        m->default_inputs += s + "\n";
+    m->has_default_inputs = !p.inputs.empty();
+    return LP_OK;
+}
+
+// "1x3x224x224", "4:int64": a tensor as the map writes the example inputs.
+std::string spec_of(const at::Tensor &t) {
+    std::string s;
+    for (int64_t d : t.sizes())
+        s += (s.empty() ? "" : "x") + std::to_string(d);
+    if (s.empty()) s = "scalar";
+    switch (t.scalar_type()) {
+    case at::kFloat:
+        return s;
+    case at::kDouble:
+        return s + ":float64";
+    case at::kHalf:
+        return s + ":float16";
+    case at::kBFloat16:
+        return s + ":bfloat16";
+    case at::kLong:
+        return s + ":int64";
+    case at::kInt:
+        return s + ":int32";
+    case at::kShort:
+        return s + ":int16";
+    case at::kChar:
+        return s + ":int8";
+    case at::kByte:
+        return s + ":uint8";
+    case at::kBool:
+        return s + ":bool";
+    default:
+        return s + ":" + c10::toString(t.scalar_type());
+    }
+}
+
+void flatten(const c10::IValue &v, std::vector<at::Tensor> &out) {
+    if (v.isTensor()) {
+        out.push_back(v.toTensor());
+    } else if (v.isTuple()) {
+        for (const auto &e : v.toTupleRef().elements())
+            flatten(e, out);
+    } else if (v.isList()) {
+        for (const auto &e : v.toListRef())
+            flatten(e, out);
+    } else if (v.isGenericDict()) {
+        for (const auto &kv : v.toGenericDict())
+            flatten(kv.value(), out);
+    } else {
+        throw std::runtime_error(std::string("an AOTInductor package takes tensors only, not ") +
+                                 v.tagKind());
+    }
+}
+
+#endif // TORCH_VERSION_MAJOR >= 2
+
+} // namespace
+
+namespace lps {
+
+void Pt2Deleter::operator()(Pt2 *p) const noexcept {
+    delete p;
+}
+
+#if TORCH_VERSION_MAJOR >= 2
+
+int pt2_load(lps_model *m, const char *path) {
+    m->pt2.reset(new Pt2);
+    Pt2 &p = *m->pt2;
+    bool found = false;
+    std::string text;
+    try {
+        text = read_map(path, &found);
+    } catch (const std::exception &e) {
+        std::string_view why = condense(e.what());
+        return lp_error_set(LP_ERR_MODEL, "cannot load '%s' as an AOTInductor package: %.*s", path,
+                            static_cast<int>(why.size()), why.data());
+    }
+    if (found) {
+        if (int rc = parse_map(m, text, path)) return rc;
+        p.has_map = true;
+    } else {
+        // No map: one root, every kernel under it. The package's own input check is the only one
+        // there is then (without it a wrong shape reads past a buffer); the map's is ours.
+        m->modules.push_back(ModuleEntry{"", "AOTInductorModel", -1, true, {}});
+        p.calls.push_back(1);
+        setenv("AOTI_RUNTIME_CHECK_INPUTS", "1", 0);
+    }
+    try {
+        p.loader = std::make_unique<torch::inductor::AOTIModelPackageLoader>(
+            std::string(path), "model", false, 1,
+            m->device.is_cuda() ? m->device.index() : c10::DeviceIndex(-1));
+    } catch (const std::exception &e) {
+        std::string_view why = condense(e.what());
+        return lp_error_set(LP_ERR_MODEL, "cannot load '%s' as an AOTInductor package: %.*s", path,
+                            static_cast<int>(why.size()), why.data());
+    }
+    return LP_OK;
+}
+
+c10::IValue pt2_forward(lps_model *m, lps_inputs *in) {
+    Pt2 &p = *m->pt2;
+    std::vector<at::Tensor> args;
+    for (const auto &v : in->values)
+        flatten(v, args);
+    if (p.has_map) {
+        // AOTInductor specialises the kernels to the example shapes and does not check them.
+        bool same = args.size() == p.inputs.size();
+        for (size_t i = 0; same && i < args.size(); i++)
+            same = spec_of(args[i]) == p.inputs[i];
+        if (!same) {
+            std::string given, expected;
+            for (const auto &t : args)
+                given += (given.empty() ? "" : ", ") + spec_of(t);
+            for (const auto &s : p.inputs)
+                expected += (expected.empty() ? "" : ", ") + s;
+            throw std::runtime_error("the package was compiled for inputs " + expected +
+                                     " (AOTInductor fixes shapes and dtypes at export), not " +
+                                     (given.empty() ? std::string("none") : given));
+        }
+    }
+    c10::InferenceMode guard;
+    begin_forward(m);
+    t_next = 0;
+    t_depth = 0;
+    t_chain = 0;
+    bool profiled = g_pt2.load(std::memory_order_relaxed) == m;
+    uint64_t t0 = lp_now_ns();
+    if (profiled) t_wanted = m->sink.call_enter(m->sink.ctx, 0, t0) != 0;
+    t_driver = true;
+    std::vector<at::Tensor> out;
+    try {
+        out = p.loader->run(args);
+    } catch (...) {
+        t_driver = false;
+        throw;
+    }
+    t_driver = false;
+    uint64_t t1 = lp_now_ns();
+    m->last_forward_ns = t1 - t0;
+    if (profiled) {
+        if (t_next != p.kernels.size() && p.has_map) p.unplaced++;
+        if (m->sink.add_calls)
+            for (size_t i = 1; i < p.calls.size(); i++)
+                if (p.calls[i]) m->sink.add_calls(m->sink.ctx, static_cast<int32_t>(i), p.calls[i]);
+        t_wanted = m->sink.call_exit(m->sink.ctx, t1) != 0;
+    }
+    c10::List<at::Tensor> list;
+    for (auto &t : out)
+        list.push_back(std::move(t));
+    return c10::IValue(list);
+}
+
+void pt2_profile_begin(lps_model *m) {
+    lps_model *expected = nullptr;
+    if (!g_pt2.compare_exchange_strong(expected, m)) return;
+    t_depth = 0;
+    m->handles.push_back(at::addThreadLocalCallback(at::RecordFunctionCallback(on_start, on_end)));
+}
+
+void pt2_profile_end(lps_model *m) noexcept {
+    lps_model *expected = m;
+    g_pt2.compare_exchange_strong(expected, nullptr);
+}
+
+#else // libtorch 1.x: no AOTInductor
+
+int pt2_load(lps_model *, const char *path) {
+    return lp_error_set(LP_ERR_UNSUPPORTED,
+                        "'%s' is an AOTInductor package: running it needs layerprof built with "
+                        "libtorch 2.x (this one has libtorch %d.%d)",
+                        path, TORCH_VERSION_MAJOR, TORCH_VERSION_MINOR);
+}
+
+c10::IValue pt2_forward(lps_model *, lps_inputs *) {
+    throw std::runtime_error("AOTInductor packages need libtorch 2.x");
+}
+
+void pt2_profile_begin(lps_model *) {}
+void pt2_profile_end(lps_model *) noexcept {}
+
+#endif
+
+} // namespace lps
+
+extern "C" int lps_model_pt2_info(const lps_model *m, lps_pt2_info *out) noexcept {
+    if (!m || !out) return lp_error_set(LP_ERR_INVALID, "lps_model_pt2_info: NULL argument");
+    *out = lps_pt2_info{};
+    if (!m->pt2) return LP_OK;
+    out->is_pt2 = 1;
+    out->has_map = m->pt2->has_map;
+    out->kernels = m->pt2->kernels.size();
+    out->unplaced = m->pt2->unplaced;
+    return LP_OK;
+}

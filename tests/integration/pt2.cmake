@@ -1,0 +1,25 @@
+# AOTInductor packages (.pt2). On a libtorch 2.x build: the packages are exported at test time with
+# that torch's own Python through python/layerprof_export.py (pt2_models.py), then profiled through
+# the CLI (check_pt2.py: calls against eager hooks, times that add up, broken packages, diff). On
+# a 1.x build: a .pt2 is refused with exit 2 and one line saying which libtorch it needs.
+if(LP_TORCH_VERSION VERSION_GREATER_EQUAL 2)
+  # The torch the build links is site-packages/torch of a venv (scripts/setup.sh --torch2).
+  get_filename_component(_lp_venv "${LP_TORCH_PREFIX}/../../../.." ABSOLUTE)
+  set(LP_TORCH2_PYTHON "${_lp_venv}/bin/python" CACHE FILEPATH
+      "The Python whose torch this build links (exports the .pt2 test packages)")
+  add_test(NAME integration.pt2_export
+           COMMAND ${LP_TORCH2_PYTHON} -W ignore ${CMAKE_CURRENT_SOURCE_DIR}/pt2_models.py
+                   ${CMAKE_CURRENT_BINARY_DIR}/pt2)
+  set_tests_properties(integration.pt2_export PROPERTIES LABELS "integration;pt2" TIMEOUT 1200
+                       FIXTURES_SETUP pt2_packages)
+  add_test(NAME integration.pt2
+           COMMAND ${LP_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/check_pt2.py $<TARGET_FILE:layerprof>
+                   ${CMAKE_CURRENT_BINARY_DIR}/pt2)
+  set_tests_properties(integration.pt2 PROPERTIES LABELS "integration;pt2" TIMEOUT 900
+                       FIXTURES_REQUIRED pt2_packages)
+else()
+  add_test(NAME integration.pt2
+           COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/test_pt2_refused.sh $<TARGET_FILE:layerprof>
+                   ${CMAKE_CURRENT_BINARY_DIR})
+  set_tests_properties(integration.pt2 PROPERTIES LABELS "integration;pt2" TIMEOUT 120)
+endif()

@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+"""Exports the AOTInductor packages the .pt2 tests run, with the wheel's Python (torch 2.x):
+
+    .deps/torch2/bin/python tests/integration/pt2_models.py OUT_DIR
+
+For each model NAME below, through python/layerprof_export.py's export_pt2 (the helper users run):
+
+  OUT_DIR/NAME.pt2          the package, with layerprof's module map
+  OUT_DIR/NAME.counts.json  eager forward-hook calls per module path for one forward (the same
+                            recorder as models/export.py), {"calls": {path: n}, "aliases": {...}}
+  OUT_DIR/NAME.pt           (resnet18, lstm_cell) the same model as TorchScript, for `layerprof
+                            diff`
+
+and OUT_DIR/nested_nomap.pt2: the nested model compiled by AOTInductor directly, without
+layerprof's map (its kernels go to the root, with a note). The models are models/'s own builders
+with the same default inputs; a model torch.export cannot take is a failure, not a skip.
+"""
+
+import json
+import os
+import sys
+import warnings
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path[:0] = [os.path.join(ROOT, "models"), os.path.join(ROOT, "python")]
+
+import torch  # noqa: E402
+
+from export import MODELS, count_calls, make_input  # noqa: E402
+from layerprof_export import export_pt2  # noqa: E402
+
+# resnet18 and lstm_cell: a convolutional model and an op-heavy one (pointwise ops in a loop); then the module patterns
+# torch.export can trace (pat_branches branches on data and pat_structured takes non-tensor
+# arguments: AOTInductor packages take tensors, in a fixed graph).
+NAMES = ["resnet18", "lstm_cell", "nested", "pat_loops", "pat_lists", "pat_shared",
+         "pat_traced", "pat_state"]
+WITH_TORCHSCRIPT = {"resnet18", "lstm_cell"}
+
+
+def export_one(name, out):
+    builder, spec = MODELS[name]
+    torch.manual_seed(0)
+    model = builder().eval()
+    gen = torch.Generator().manual_seed(0)
+    inputs = [make_input(line, gen) for line in spec]
+    _order, calls, _classes, aliases = count_calls(model, inputs)
+    export_pt2(model, tuple(inputs), os.path.join(out, name + ".pt2"),
+               torchscript=name in WITH_TORCHSCRIPT)
+    with open(os.path.join(out, name + ".counts.json"), "w") as f:
+        json.dump({"model": name, "calls": calls, "aliases": aliases}, f, indent=1)
+
+
+def export_without_map(out):
+    builder, spec = MODELS["nested"]
+    torch.manual_seed(0)
+    model = builder().eval()
+    gen = torch.Generator().manual_seed(0)
+    args = tuple(make_input(line, gen) for line in spec)
+    with torch.no_grad():
+        ep = torch.export.export(model, args)
+        torch._inductor.aoti_compile_and_package(
+            ep, package_path=os.path.join(out, "nested_nomap.pt2"),
+            inductor_configs={"cpp.enable_kernel_profile": True})
+
+
+def main():
+    out = sys.argv[1]
+    os.makedirs(out, exist_ok=True)
+    warnings.filterwarnings("ignore")
+    only = sys.argv[2].split(",") if len(sys.argv) > 2 else NAMES + ["nested_nomap"]
+    for name in only:
+        print(f"pt2_models: exporting {name}", flush=True)
+        if name == "nested_nomap":
+            export_without_map(out)
+        else:
+            export_one(name, out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
