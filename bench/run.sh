@@ -15,6 +15,7 @@
 #   --models   the models to run (default: alexnet,resnet18,mobilenet_v2,transformer,lstm_cell,
 #              nested), from $LP_MODELS_DIR (default: models/ in the repo); NAME=SPEC;SPEC gives
 #              the inputs of a model that records none (as the CLI's --input), or a model path
+#              (a .pt2 path: an AOTInductor package, against itself unprofiled)
 #   --region-models  the models of the regions benchmark (default: nested,resnet18; the micro part
 #              opens a session on the first)
 #
@@ -139,14 +140,18 @@ else
             m=${m%%=*}
         fi
         pt=$models_dir/$m.pt
+        execs=(markers hooks)
         if [[ $m == *.pt ]]; then pt=$m; m=$(basename "$m" .pt); fi
+        # An AOTInductor package runs as compiled: one setting, x_opt against the same package
+        # unprofiled (docs/pt2.md).
+        if [[ $m == *.pt2 ]]; then pt=$m; m=$(basename "$m"); execs=(markers); fi
         if [ ! -f "$pt" ]; then
             echo "  $m: $pt not found (export the models: see models/README.md); skipped"
             continue
         fi
         common=(--name "$m" --target-s "$target" --rounds "$rounds" --clock "$clock" --diag "$diag")
         # Each process loads a second copy, optimised and unmarked, as x_opt's reference.
-        for exec in markers hooks; do
+        for exec in "${execs[@]}"; do
             run ROW "$torch" overhead "$pt" --exec $exec "${common[@]}" "${inputs[@]}"
         done
     done

@@ -258,6 +258,8 @@ typedef struct lp_options_store lp_options_store;
 typedef struct lp_options {
     unsigned version; /* LP_OPTIONS_VERSION */
 
+    /* A TorchScript file, or an AOTInductor package (a path ending in .pt2; libtorch 2.x builds,
+     * else LP_ERR_UNSUPPORTED: docs/pt2.md) */
     const char *model_path;
     const char *device; /* "cpu" (default when NULL) */
     lp_mode mode;       /* default LP_MODE_MARKERS */

@@ -256,48 +256,15 @@ std::string spec_of(const at::Tensor &t) {
     for (int64_t d : t.sizes())
         s += (s.empty() ? "" : "x") + std::to_string(d);
     if (s.empty()) s = "scalar";
-    switch (t.scalar_type()) {
-    case at::kFloat:
-        return s;
-    case at::kDouble:
-        return s + ":float64";
-    case at::kHalf:
-        return s + ":float16";
-    case at::kBFloat16:
-        return s + ":bfloat16";
-    case at::kLong:
-        return s + ":int64";
-    case at::kInt:
-        return s + ":int32";
-    case at::kShort:
-        return s + ":int16";
-    case at::kChar:
-        return s + ":int8";
-    case at::kByte:
-        return s + ":uint8";
-    case at::kBool:
-        return s + ":bool";
-    default:
-        return s + ":" + c10::toString(t.scalar_type());
-    }
-}
-
-void flatten(const c10::IValue &v, std::vector<at::Tensor> &out) {
-    if (v.isTensor()) {
-        out.push_back(v.toTensor());
-    } else if (v.isTuple()) {
-        for (const auto &e : v.toTupleRef().elements())
-            flatten(e, out);
-    } else if (v.isList()) {
-        for (const auto &e : v.toListRef())
-            flatten(e, out);
-    } else if (v.isGenericDict()) {
-        for (const auto &kv : v.toGenericDict())
-            flatten(kv.value(), out);
-    } else {
-        throw std::runtime_error(std::string("an AOTInductor package takes tensors only, not ") +
-                                 v.tagKind());
-    }
+    static const std::pair<at::ScalarType, const char *> k_names[] = {
+        {at::kFloat, ""},        {at::kDouble, ":float64"},
+        {at::kHalf, ":float16"}, {at::kBFloat16, ":bfloat16"},
+        {at::kLong, ":int64"},   {at::kInt, ":int32"},
+        {at::kShort, ":int16"},  {at::kChar, ":int8"},
+        {at::kByte, ":uint8"},   {at::kBool, ":bool"}};
+    for (const auto &[type, name] : k_names)
+        if (t.scalar_type() == type) return s + name;
+    return s + ":" + c10::toString(t.scalar_type());
 }
 
 #endif // TORCH_VERSION_MAJOR >= 2
@@ -348,9 +315,9 @@ int pt2_load(lps_model *m, const char *path) {
 
 c10::IValue pt2_forward(lps_model *m, lps_inputs *in) {
     Pt2 &p = *m->pt2;
-    std::vector<at::Tensor> args;
+    std::vector<at::Tensor> args; // a package takes tensors: the example's, flattened
     for (const auto &v : in->values)
-        flatten(v, args);
+        for_each_tensor(v, [&](const at::Tensor &t) { args.push_back(t); });
     if (p.has_map) {
         // AOTInductor specialises the kernels to the example shapes and does not check them.
         bool same = args.size() == p.inputs.size();

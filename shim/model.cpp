@@ -414,20 +414,11 @@ int lps_forward(lps_model *m, lps_inputs *in) noexcept {
 }
 
 static void append_bytes(const c10::IValue &v, std::vector<char> &buf) {
-    if (v.isTensor()) {
-        at::Tensor t = v.toTensor().contiguous().to(c10::kCPU);
+    lps::for_each_tensor(v, [&](const at::Tensor &tensor) {
+        at::Tensor t = tensor.contiguous().to(c10::kCPU);
         const char *p = static_cast<const char *>(t.data_ptr());
         buf.insert(buf.end(), p, p + t.nbytes());
-    } else if (v.isTuple()) {
-        for (const auto &e : v.toTupleRef().elements())
-            append_bytes(e, buf);
-    } else if (v.isList()) {
-        for (const auto &e : v.toListRef())
-            append_bytes(e, buf);
-    } else if (v.isGenericDict()) { // in insertion order, as the model built it
-        for (const auto &kv : v.toGenericDict())
-            append_bytes(kv.value(), buf);
-    }
+    });
 }
 
 int lps_forward_output(lps_model *m, lps_inputs *in, void **bytes, size_t *size) noexcept {

@@ -169,6 +169,23 @@ inline void set_exec(lps_model *m, int exec) {
     m->mark_outputs = m->markers && (exec & LPS_EXEC_OUTPUTS);
 }
 
+// Calls f(const at::Tensor &) on every tensor of `v`: itself, or those inside its tuples, lists and
+// dicts (in insertion order), depth first. Other values are skipped.
+template <typename F> void for_each_tensor(const c10::IValue &v, F &&f) {
+    if (v.isTensor()) {
+        f(v.toTensor());
+    } else if (v.isTuple()) {
+        for (const auto &e : v.toTupleRef().elements())
+            for_each_tensor(e, f);
+    } else if (v.isList()) {
+        for (const auto &e : v.toListRef())
+            for_each_tensor(e, f);
+    } else if (v.isGenericDict()) {
+        for (const auto &kv : v.toGenericDict())
+            for_each_tensor(kv.value(), f);
+    }
+}
+
 // FLOPs of the ops (flops.cpp), from hooks.cpp's callbacks; reset clears the thread's open ops.
 void flops_op_start(lps_model *m, const at::RecordFunction &fn) noexcept;
 void flops_op_end(lps_model *m) noexcept;

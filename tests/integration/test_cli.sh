@@ -436,7 +436,7 @@ PY
     /usr/bin/python3 -c 'import sys, torch; torch.save(([torch.rand(3, 8, 8)],), sys.argv[1])' \
         "$TMP/one_image.pt"
     if "$LP" --version | grep -q "libtorch 1\.13"; then
-        expect_error "--inputs with a one-item list on libtorch 1.13" 1 \
+        expect_error "--inputs with a one-item list on libtorch 1.13" 2 \
             "one_image\\.pt' holds a list or dict of exactly one item, which libtorch 1\\.13 cannot read.*--input instead" -- \
             "$STRUCT" --inputs "$TMP/one_image.pt" --input "(2x8, int:1)" --input "{shift: 2x4}" \
             --input float:1 --input bool:true --input str:x --input none

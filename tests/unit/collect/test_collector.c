@@ -324,6 +324,53 @@ static void test_a_method_frame_adds_time_to_its_module_but_no_call(void **state
     ASSERT_STAT(FIG(state, ROOT)->mem[LP_DEV_CPU].retained, 64, 64, 64, 1);
 }
 
+/* An AOTInductor package: its kernels arrive as method frames of the modules they are placed in
+ * (the chain from below the root down), and the calls the export recorded once per forward. */
+static void package_forward(lp_collector *c, uint64_t t) {
+    enter(c, ROOT, t);
+    lp_ev_method_enter(c, FEATURES, t + 10); /* a kernel of features.0 */
+    lp_ev_method_enter(c, F0, t + 10);
+    leave(c, t + 30);
+    leave(c, t + 30);
+    lp_ev_method_enter(c, FEATURES, t + 40); /* a kernel that fused features.0 and .1 */
+    leave(c, t + 50);
+    lp_ev_method_enter(c, FEATURES, t + 60); /* a kernel of features.1 */
+    lp_ev_method_enter(c, F1, t + 60);
+    leave(c, t + 65);
+    leave(c, t + 65);
+    lp_ev_add_calls(c, FEATURES, 1);
+    lp_ev_add_calls(c, F0, 1);
+    lp_ev_add_calls(c, F1, 2); /* called twice, one kernel: fused */
+    leave(c, t + 100);
+    lp_collector_count_iteration(c);
+}
+
+static void test_package_kernels_are_time_and_the_export_gives_the_calls(void **state) {
+    lp_collector *c = start(state, 0, 0, NULL);
+    package_forward(c, 0);
+    package_forward(c, 1000);
+    assert_int_equal(lp_collector_finish(c), LP_OK);
+
+    ASSERT_TIMES(FIG(state, ROOT), 2, 2 * 100, 2 * (100 - 35));
+    ASSERT_TIMES(FIG(state, FEATURES), 2, 2 * 35, 2 * 10);
+    ASSERT_TIMES(FIG(state, F0), 2, 2 * 20, 2 * 20);
+    ASSERT_TIMES(FIG(state, F1), 4, 2 * 5, 2 * 5);
+    /* No call was a frame: no per-call times. */
+    assert_int_equal(FIG(state, F1)->time.n, 0);
+    assert_int_equal(FIG(state, CLASSIFIER)->calls, 0);
+}
+
+static void test_package_calls_of_unselected_modules_are_not_counted(void **state) {
+    static const uint8_t selected[N_MODULES] = {[F1] = 1};
+    lp_collector *c = start(state, 0, 0, selected);
+    package_forward(c, 0);
+    assert_int_equal(lp_collector_finish(c), LP_OK);
+
+    assert_int_equal(FIG(state, F1)->calls, 2);
+    assert_int_equal(FIG(state, F0)->calls, 0);
+    assert_int_equal(FIG(state, FEATURES)->calls, 0);
+}
+
 static void test_a_container_totals_its_own_methods_and_its_childrens_calls(void **state) {
     tree_of(state)->nodes[FEATURES].container = 1; /* a ModuleList: no forward */
     lp_collector *c = start(state, 0, 0, NULL);
@@ -1145,6 +1192,8 @@ int main(void) {
         TEST(test_several_iterations_add_raw_sums_and_count_iterations),
         TEST(test_helper_method_and_free_function_frames_are_not_calls),
         TEST(test_a_method_frame_adds_time_to_its_module_but_no_call),
+        TEST(test_package_kernels_are_time_and_the_export_gives_the_calls),
+        TEST(test_package_calls_of_unselected_modules_are_not_counted),
         TEST(test_a_container_totals_its_own_methods_and_its_childrens_calls),
         TEST(test_nested_containers_each_total_what_ran_outside_them),
         TEST(test_a_module_index_outside_the_tree_is_a_pass_through_frame),
