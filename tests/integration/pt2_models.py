@@ -3,7 +3,8 @@
 
     .deps/torch2/bin/python tests/integration/pt2_models.py OUT_DIR
 
-For each model NAME below, through python/layerprof_export.py's export_pt2 (the helper users run):
+For each model NAME below, through python/layerprof_export.py (the helper users run): export_pt2,
+or for pat_loops its command line:
 
   OUT_DIR/NAME.pt2          the package, with layerprof's module map
   OUT_DIR/NAME.counts.json  eager forward-hook calls per module path for one forward (the same
@@ -28,6 +29,7 @@ sys.path[:0] = [os.path.join(ROOT, "models"), os.path.join(ROOT, "python")]
 import torch  # noqa: E402
 
 from export import MODELS, count_calls, make_input  # noqa: E402
+import layerprof_export  # noqa: E402
 from layerprof_export import export_pt2  # noqa: E402
 
 # resnet18 and lstm_cell: a convolutional model and an op-heavy one (pointwise ops in a loop); then the module patterns
@@ -36,6 +38,7 @@ from layerprof_export import export_pt2  # noqa: E402
 NAMES = ["resnet18", "lstm_cell", "nested", "pat_loops", "pat_lists", "pat_shared",
          "pat_traced", "pat_state"]
 WITH_TORCHSCRIPT = {"resnet18", "lstm_cell"}
+THROUGH_COMMAND_LINE = {"pat_loops"}  # float32 inputs only: the command line's --input SHAPE
 
 
 def export_one(name, out):
@@ -45,8 +48,16 @@ def export_one(name, out):
     gen = torch.Generator().manual_seed(0)
     inputs = [make_input(line, gen) for line in spec]
     _order, calls, _classes, aliases = count_calls(model, inputs)
-    export_pt2(model, tuple(inputs), os.path.join(out, name + ".pt2"),
-               torchscript=name in WITH_TORCHSCRIPT)
+    path = os.path.join(out, name + ".pt2")
+    if name in THROUGH_COMMAND_LINE:  # the helper's command line, as a user types it
+        shapes = ["x".join(str(d) for d in t.shape) for t in inputs]
+        args = [f"patterns:{builder.__name__}", "-o", path]
+        for shape in shapes:
+            args += ["--input", shape]
+        if layerprof_export.main(args) != 0:
+            raise SystemExit(f"pt2_models: layerprof_export.py {' '.join(args)} failed")
+    else:
+        export_pt2(model, tuple(inputs), path, torchscript=name in WITH_TORCHSCRIPT)
     with open(os.path.join(out, name + ".counts.json"), "w") as f:
         json.dump({"model": name, "calls": calls, "aliases": aliases}, f, indent=1)
 
