@@ -194,12 +194,8 @@ int parse_map(lps_model *m, const std::string &text, const char *path) {
         lps::ModuleEntry e;
         e.path = str_of(v, "path");
         e.class_name = str_of(v, "class");
-        e.parent = -1;
-        if (i > 0) {
-            size_t dot = e.path.rfind('.');
-            auto it = m->path_to_module.find(dot == std::string::npos ? "" : e.path.substr(0, dot));
-            e.parent = it == m->path_to_module.end() ? 0 : it->second;
-        } else if (!e.path.empty()) {
+        e.parent = i > 0 ? lps::parent_of(m, e.path) : -1;
+        if (i == 0 && !e.path.empty()) {
             return lp_error_set(LP_ERR_MODEL, "'%s': the module map does not start with the root",
                                 path);
         }
@@ -256,14 +252,9 @@ std::string spec_of(const at::Tensor &t) {
     for (int64_t d : t.sizes())
         s += (s.empty() ? "" : "x") + std::to_string(d);
     if (s.empty()) s = "scalar";
-    static const std::pair<at::ScalarType, const char *> k_names[] = {
-        {at::kFloat, ""},        {at::kDouble, ":float64"},
-        {at::kHalf, ":float16"}, {at::kBFloat16, ":bfloat16"},
-        {at::kLong, ":int64"},   {at::kInt, ":int32"},
-        {at::kShort, ":int16"},  {at::kChar, ":int8"},
-        {at::kByte, ":uint8"},   {at::kBool, ":bool"}};
-    for (const auto &[type, name] : k_names)
-        if (t.scalar_type() == type) return s + name;
+    for (int d = LP_DTYPE_FLOAT32; d <= LP_DTYPE_BOOL; d++) // float32 is the spec's default
+        if (lps::scalar_type(static_cast<lp_dtype>(d)) == t.scalar_type())
+            return d == LP_DTYPE_FLOAT32 ? s : s + ":" + lp_dtype_name(static_cast<lp_dtype>(d));
     return s + ":" + c10::toString(t.scalar_type());
 }
 

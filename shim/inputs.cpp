@@ -13,9 +13,7 @@
 
 #include "shim_internal.hpp"
 
-namespace {
-
-c10::ScalarType scalar_type(lp_dtype d) {
+c10::ScalarType lps::scalar_type(lp_dtype d) noexcept {
     switch (d) {
     case LP_DTYPE_FLOAT64:
         return c10::kDouble;
@@ -40,6 +38,10 @@ c10::ScalarType scalar_type(lp_dtype d) {
         return c10::kFloat;
     }
 }
+
+namespace {
+
+using lps::scalar_type;
 
 bool is_integer(lp_dtype d) {
     return d == LP_DTYPE_INT64 || d == LP_DTYPE_INT32 || d == LP_DTYPE_INT16 ||

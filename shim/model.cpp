@@ -128,6 +128,13 @@ static void module_sizes(lps_model *m, const torch::jit::named_module_list &all)
     }
 }
 
+int32_t lps::parent_of(const lps_model *m, const std::string &path) {
+    if (path.empty()) return -1;
+    size_t dot = path.rfind('.');
+    auto it = m->path_to_module.find(dot == std::string::npos ? "" : path.substr(0, dot));
+    return it == m->path_to_module.end() ? 0 : it->second;
+}
+
 void lps::index_modules(lps_model *m) {
     auto all = m->module.named_modules();
     m->self_to_module.reserve(all.size());
@@ -136,12 +143,7 @@ void lps::index_modules(lps_model *m) {
         e.path = item.name;
         auto type = item.value.type();
         e.class_name = type->name() ? type->name()->name() : std::string("Module");
-        e.parent = -1;
-        if (!e.path.empty()) {
-            size_t dot = e.path.rfind('.');
-            auto it = m->path_to_module.find(dot == std::string::npos ? "" : e.path.substr(0, dot));
-            e.parent = it == m->path_to_module.end() ? 0 : it->second;
-        }
+        e.parent = lps::parent_of(m, e.path);
         e.has_forward = item.value.find_method("forward").has_value();
         int32_t index = (int32_t)m->modules.size();
         m->path_to_module.emplace(e.path, index);

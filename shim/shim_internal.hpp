@@ -169,6 +169,13 @@ inline void set_exec(lps_model *m, int exec) {
     m->mark_outputs = m->markers && (exec & LPS_EXEC_OUTPUTS);
 }
 
+// The libtorch dtype of an input spec's (inputs.cpp).
+c10::ScalarType scalar_type(lp_dtype d) noexcept;
+
+// The parent of the module at dotted `path` among those listed so far (the root for a top-level
+// one or a path whose parent is not listed), -1 for the root itself (model.cpp).
+int32_t parent_of(const lps_model *m, const std::string &path);
+
 // Calls f(const at::Tensor &) on every tensor of `v`: itself, or those inside its tuples, lists and
 // dicts (in insertion order), depth first. Other values are skipped.
 template <typename F> void for_each_tensor(const c10::IValue &v, F &&f) {
