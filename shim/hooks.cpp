@@ -16,6 +16,7 @@
 #include <cstring>
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 #include "base/clock.h"
 #include "shim_internal.hpp"
@@ -189,13 +190,25 @@ struct MemoryReporter : c10::MemoryReportingInfoBase {
     }
 };
 
+// The global profiler state is read through get(/*global=*/true) up to libtorch 2.11 and through
+// getGlobal() in later 2.x (2.15 has no get(bool)). Which one a release has is detected, not
+// guessed from its version number: a version test once broke the build against 2.11.
+template <typename State, typename = void>
+struct has_get_global : std::false_type {};
+template <typename State>
+struct has_get_global<State, std::void_t<decltype(State::getGlobal())>> : std::true_type {};
+
+template <typename State>
+bool global_profiler_active() {
+    if constexpr (has_get_global<State>::value)
+        return State::getGlobal() != nullptr;
+    else
+        return State::get(/*global=*/true) != nullptr;
+}
+
 bool another_profiler_active() {
     if (c10::ThreadLocalDebugInfo::get(c10::DebugInfoKind::PROFILER_STATE)) return true;
-#if TORCH_VERSION_MAJOR >= 2
-    return torch::profiler::impl::ProfilerStateBase::getGlobal() != nullptr;
-#else
-    return torch::profiler::impl::ProfilerStateBase::get(/*global=*/true) != nullptr;
-#endif
+    return global_profiler_active<torch::profiler::impl::ProfilerStateBase>();
 }
 
 } // namespace

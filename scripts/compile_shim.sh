@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Compiles every file of the shim against another libtorch's headers, without linking: proof that
+# a libtorch layerprof claims to support still builds it (README: "Supported libtorch"), cheaply
+# enough for every CI run. The full build and the tests run against Debian's 1.13 and the newest
+# wheel (scripts/test.sh); this covers the 2.x releases in between, 2.11 first: the one GPU
+# machines ship.
+#   scripts/compile_shim.sh TORCH_DIR [CUDA_INCLUDE_DIR]
+# TORCH_DIR is a torch package folder (site-packages/torch: include/ in it). With
+# CUDA_INCLUDE_DIR (cuda_runtime_api.h), shim/cuda.cpp's CUDA-events timer is compiled too.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+torch=$1
+cuda=${2:-}
+[ -d "$torch/include/torch" ] || { echo "compile_shim: no torch headers in $torch/include" >&2; exit 2; }
+version=$(sed -n 's/^#define TORCH_VERSION "\(.*\)"/\1/p' "$torch/include/torch/version.h" | head -1)
+flags=(-std=c++17 -fsyntax-only -DNDEBUG -Wall -Wextra -Werror -Ishim -Iinclude -Isrc
+       -isystem "$torch/include" -isystem "$torch/include/torch/csrc/api/include")
+abi=$(grep -o '_GLIBCXX_USE_CXX11_ABI=[01]' "$torch/share/cmake/Caffe2/Caffe2Targets.cmake" \
+      2>/dev/null | head -1 || true)
+[ -n "$abi" ] && flags+=("-D$abi")
+[ -n "$cuda" ] && flags+=(-DLPS_HAVE_CUDA=1 -isystem "$cuda")
+failed=0
+for f in shim/*.cpp; do
+  if ! g++ "${flags[@]}" "$f"; then echo "compile_shim: $f does not compile against libtorch $version" >&2; failed=1; fi
+done
+[ $failed = 0 ] && echo "compile_shim: every shim file compiles against libtorch $version${cuda:+ (with CUDA)}"
+exit $failed
