@@ -669,6 +669,10 @@ typedef struct lp_run_info {
     uint64_t dropped;              /* events the core could not use (see the report's notes) */
     uint64_t graph_sites_resolved; /* always 0: graph mode runs as markers (kept for the ABI) */
     uint64_t graph_sites_hit;      /* always 0, likewise */
+    /* The same forwards until their device work was done, summed: on a GPU, the forward's true
+     * time (the CPU columns and driver_ns end when the last kernel was launched). 0 for forwards
+     * the program ran itself (attached sessions). */
+    uint64_t synced_ns;
 } lp_run_info;
 
 LP_API int lp_session_run_info_sized(const lp_session *session, lp_run_info *out, size_t out_size);

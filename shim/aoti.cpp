@@ -332,6 +332,7 @@ c10::IValue pt2_forward(lps_model *m, lps_inputs *in) {
     t_chain = 0;
     bool profiled = g_pt2.load(std::memory_order_relaxed) == m;
     uint64_t t0 = lp_now_ns();
+    m->forward_t0 = t0;
     if (profiled) t_wanted = m->sink.call_enter(m->sink.ctx, 0, t0) != 0;
     t_driver = true;
     std::vector<at::Tensor> out;

@@ -124,6 +124,11 @@ int lps_forward(lps_model *m, lps_inputs *in) LPS_NOEXCEPT;
  * device synchronisation after it. The driver's own timing of the forward. */
 uint64_t lps_last_forward_ns(const lps_model *m) LPS_NOEXCEPT;
 
+/* The same forward from the call until its device work was done: the device synchronisation
+ * included (on the CPU, the same as lps_last_forward_ns plus the shim's return). 0 when the last
+ * forward failed or was the program's own (lps_forward_enter/exit). */
+uint64_t lps_last_synced_ns(const lps_model *m) LPS_NOEXCEPT;
+
 /* Runs forward once and copies the output's bytes (a tensor, or the tensors of a tuple/list, in
  * order) into a buffer the caller frees with free(). For checking that profiling changes nothing.
  */

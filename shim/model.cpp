@@ -371,6 +371,7 @@ static c10::IValue run_forward(lps_model *m, lps_inputs *in) {
     // The driver's own timing of the forward call: from the call into TorchScript until it and its
     // tasks are done. Setting up the call (above) is layerprof's, not the model's.
     uint64_t t0 = lp_now_ns();
+    m->forward_t0 = t0;
     lps::markers_root(m, true, t0);
     auto future = fn.runAsync(stack, launcher);
     future->addCallback([tasks](c10::ivalue::Future &) {
@@ -407,11 +408,23 @@ uint64_t lps_last_forward_ns(const lps_model *m) noexcept {
     return m ? m->last_forward_ns : 0;
 }
 
+uint64_t lps_last_synced_ns(const lps_model *m) noexcept {
+    return m ? m->last_synced_ns : 0;
+}
+
+// CUDA runs asynchronously: results are read after this. On a GPU the forward's true time ends
+// here, not when the call returned (its last kernels were only launched then).
+static int synchronize_after_forward(lps_model *m) {
+    int rc = lps_device_synchronize(m);
+    m->last_synced_ns = rc ? 0 : lp_now_ns() - m->forward_t0;
+    return rc;
+}
+
 int lps_forward(lps_model *m, lps_inputs *in) noexcept {
     if (!m || !in) return lp_error_set(LP_ERR_INVALID, "lps_forward: NULL argument");
     return lps::guard([&]() -> int {
         run_forward(m, in);
-        return lps_device_synchronize(m); // CUDA runs asynchronously: results are read after this
+        return synchronize_after_forward(m);
     });
 }
 
@@ -430,6 +443,7 @@ int lps_forward_output(lps_model *m, lps_inputs *in, void **bytes, size_t *size)
     *size = 0;
     return lps::guard([&]() -> int {
         c10::IValue out = run_forward(m, in);
+        if (int rc = synchronize_after_forward(m)) return rc;
         std::vector<char> buf;
         append_bytes(out, buf);
         void *p = malloc(buf.size() ? buf.size() : 1);

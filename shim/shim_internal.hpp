@@ -118,7 +118,7 @@ struct lps_model {
     bool attached = false;      // the program's module (lps_model_attach), not a file's
     bool in_forward = false;    // between lps_forward_enter and lps_forward_leave
     bool saved_optimize = true; // the thread's optimizer setting before lps_forward_enter
-    uint64_t forward_t0 = 0;    // lps_forward_enter's clock
+    uint64_t forward_t0 = 0;    // lps_forward_enter's clock, or run_forward's
 
     // Profiling state (see hooks.cpp).
     lps_sink sink{};
@@ -127,6 +127,7 @@ struct lps_model {
     std::shared_ptr<c10::DebugInfoBase> reporter;
     std::unique_ptr<c10::DebugInfoGuard> reporter_guard;
     uint64_t last_forward_ns = 0; // the last forward call's wall time (lps_last_forward_ns)
+    uint64_t last_synced_ns = 0;  // ... until its device work was done (lps_last_synced_ns)
 
     // An AOTInductor package (.pt2) instead of a TorchScript module (aoti.cpp): `module` is empty.
     std::unique_ptr<lps::Pt2, lps::Pt2Deleter> pt2;

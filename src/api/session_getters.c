@@ -88,6 +88,7 @@ int lp_session_run_info_sized(const lp_session *s, lp_run_info *caller, size_t s
     lp_collector_get_stats(s->collector, &st);
     out->iterations = s->tree.iterations;
     out->driver_ns = s->driver_ns;
+    out->synced_ns = s->synced_ns;
     out->events = st.events;
     out->dropped = st.dropped + st.unbalanced;
     lp_out_copy(caller, size, &full, sizeof full);

@@ -46,6 +46,7 @@ struct lp_session {
     lp_collector *collector;
     uint8_t *selected;
     uint64_t driver_ns;
+    uint64_t synced_ns; /* the profiled forwards with their device synchronisation, summed */
     char notes[LP_MAX_NOTES][256];
     size_t n_notes;
     char date[32];      /* ISO 8601 UTC of the last lp_session_run (or of the open) */

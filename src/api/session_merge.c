@@ -107,6 +107,7 @@ int session_clear_figures(lp_session *s) {
     s->tree.iterations = 0;
     s->implicit_iteration = 0;
     s->driver_ns = 0;
+    s->synced_ns = 0;
     atomic_store(&s->dirty, 1);
     return LP_OK;
 }

@@ -12,6 +12,7 @@
 #include "api/session_internal.h"
 #include "base/callback_file.h"
 #include "base/error.h"
+#include "base/units.h"
 #include "report/json_report.h"
 #include "report/render.h"
 
@@ -99,7 +100,8 @@ static int render_export(lp_session *s, lp_format format, const lp_render_opts *
                      .n_paths = s->opts.n_paths,
                      .notes = ro->notes,
                      .n_notes = ro->n_notes,
-                     .dropped_events = st.dropped + st.unbalanced};
+                     .dropped_events = st.dropped + st.unbalanced,
+                     .forward_ns = s->tree.iterations ? s->synced_ns / s->tree.iterations : 0};
     json_t *run = lp_export_run(&m);
     free_argument_texts(inputs, n_inputs);
     if (!run) return lp_error_set(LP_ERR_NOMEM, "out of memory describing the run");
@@ -119,6 +121,28 @@ int lp_session_render_to(lp_session *s, lp_format format, lp_write_fn write, voi
     return lp_callback_file_close(f, &sink, lp_session_render(s, format, f));
 }
 
+/* On a CUDA device: the forward's true time, which no CPU column shows. A module's CPU time ends
+ * when its last kernel was launched, so the root's CPU total can be well under the forward's:
+ * measured on an H200, resnet50 at batch 32 read 3.0 ms at the root for a 5.3 ms forward. */
+static int forward_note(const lp_session *s, const lp_tree *t, char *buf, size_t size) {
+    if (!s->device || strncmp(s->device, "cuda", 4) != 0 || !s->synced_ns || !t->iterations ||
+        !t->n_nodes)
+        return 0;
+    double it = (double)t->iterations;
+    char fwd[32], kern[32];
+    lp_format_time((double)s->synced_ns / it, s->opts.units, fwd, sizeof fwd);
+    int n = snprintf(buf, size,
+                     "forward: %s per iteration on %s, until its device work was done (the CPU "
+                     "columns are host time: a module's ends when its last kernel was launched)",
+                     fwd, s->device);
+    if (t->has_cuda_time && n > 0 && (size_t)n < size) {
+        lp_format_time((double)t->nodes[0].fig.cuda_total_ns / it, s->opts.units, kern,
+                       sizeof kern);
+        snprintf(buf + n, size - (size_t)n, "; CUDA time: %s", kern);
+    }
+    return 1;
+}
+
 int lp_session_render(lp_session *s, lp_format format, FILE *out) {
     if (!s || !out) return lp_error_set(LP_ERR_INVALID, "lp_session_render: NULL argument");
     if (!lp_format_name(format))
@@ -133,10 +157,12 @@ int lp_session_render(lp_session *s, lp_format format, FILE *out) {
     ro.units = s->opts.units;
     ro.ascii = s->opts.ascii;
     ro.show_ops = s->opts.events;
-    const char *notes[LP_MAX_NOTES + 3 + 6 + 4];
+    const char *notes[LP_MAX_NOTES + 3 + 6 + 5];
     size_t n = 0;
     for (size_t i = 0; i < s->n_notes; i++)
         notes[n++] = s->notes[i];
+    char forward[256];
+    if (forward_note(s, session_report_tree(s), forward, sizeof forward)) notes[n++] = forward;
     char model_notes[3][256];
     size_t n_model = session_model_notes(s, model_notes, 3);
     for (size_t i = 0; i < n_model; i++)

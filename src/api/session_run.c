@@ -102,6 +102,7 @@ int session_forward_once(lp_session *s, int profiled) {
     }
     if (!profiled) return LP_OK;
     s->driver_ns += lps_last_forward_ns(s->model);
+    s->synced_ns += lps_last_synced_ns(s->model);
     atomic_store(&s->dirty, 1);
     return lp_cuda_prof_iteration_done(s->cuda, s->collector);
 }

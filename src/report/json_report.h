@@ -34,6 +34,9 @@ typedef struct lp_run_meta {
     const char *const *notes;
     size_t n_notes;
     uint64_t dropped_events;
+    /* The profiled forwards' mean wall time until their device work was done (the device
+     * synchronisation included); 0: not measured (the program's own forwards). */
+    uint64_t forward_ns;
 } lp_run_meta;
 
 /* The "run" object (new reference), or NULL when out of memory. */

@@ -80,6 +80,7 @@ json_t *lp_export_run(const lp_run_meta *m) {
     put(run, "layerprof_version", jstr(m->layerprof_version), &ok);
     put(run, "date", jstr(m->date), &ok);
     put(run, "iterations", juint(m->iterations), &ok);
+    if (m->forward_ns) put(run, "forward_ns", juint(m->forward_ns), &ok);
     put(opt, "warmup", jint(m->warmup), &ok);
     put(opt, "threads", jint(m->threads), &ok);
     put(opt, "seed", juint(m->seed), &ok);
