@@ -3,12 +3,39 @@
 # libcupti is opened at run time (preferring the copy libtorch already loaded, since a process has
 # one CUPTI), so nothing here adds a link dependency. Included from the top CMakeLists.txt after
 # lp_core_obj is defined. Says what it found, or what is missing, in one line.
+#
+# Without a toolkit, the headers PyPI's CUDA wheels carry do as well: torch's wheel depends on them
+# (site-packages/nvidia/cu13/include for CUDA 13; nvidia/cuda_cupti/include, nvidia/nvtx/include,
+# ... for CUDA 12), found beside each CMAKE_PREFIX_PATH entry (scripts/build.sh passes torch's
+# folder). So CI, which has no GPU and no toolkit, compiles every CUDA path of the core.
 set(LP_HAVE_CUPTI OFF)
 set(LP_HAVE_NVTX OFF)
 find_package(CUDAToolkit QUIET)
+set(_lp_wheel_cuda_dirs "")
+foreach(_lp_prefix ${CMAKE_PREFIX_PATH})
+  file(GLOB _lp_found LIST_DIRECTORIES true "${_lp_prefix}/../nvidia/*/include")
+  list(APPEND _lp_wheel_cuda_dirs ${_lp_found})
+endforeach()
+if(NOT CUDAToolkit_FOUND AND _lp_wheel_cuda_dirs)
+  find_path(_lp_wheel_cuda_h cuda.h HINTS ${_lp_wheel_cuda_dirs} NO_DEFAULT_PATH)
+  if(_lp_wheel_cuda_h)
+    set(CUDAToolkit_FOUND ON)
+    set(CUDAToolkit_INCLUDE_DIRS ${_lp_wheel_cuda_h})
+    file(STRINGS "${_lp_wheel_cuda_h}/cuda.h" _lp_cuda_version REGEX "#define CUDA_VERSION ")
+    string(REGEX REPLACE ".*CUDA_VERSION ([0-9]+).*" "\\1" _lp_cuda_version "${_lp_cuda_version}")
+    math(EXPR _lp_major "${_lp_cuda_version} / 1000")
+    math(EXPR _lp_minor "(${_lp_cuda_version} % 1000) / 10")
+    set(CUDAToolkit_VERSION "${_lp_major}.${_lp_minor} (the headers of PyPI's nvidia wheels)")
+    foreach(_lp_dir ${_lp_wheel_cuda_dirs})
+      get_filename_component(_lp_lib "${_lp_dir}/../lib" ABSOLUTE)
+      list(APPEND _lp_wheel_cuda_libs ${_lp_lib})
+    endforeach()
+    set(CUDAToolkit_LIBRARY_DIR ${_lp_wheel_cuda_libs})
+  endif()
+endif()
 if(CUDAToolkit_FOUND)
   set(_lp_cuda_hints ${CUDAToolkit_INCLUDE_DIRS} "${CUDAToolkit_LIBRARY_ROOT}/extras/CUPTI/include"
-                     "${CUDAToolkit_TARGET_DIR}/extras/CUPTI/include")
+                     "${CUDAToolkit_TARGET_DIR}/extras/CUPTI/include" ${_lp_wheel_cuda_dirs})
   find_path(LP_CUPTI_INCLUDE_DIR cupti.h HINTS ${_lp_cuda_hints} NO_DEFAULT_PATH)
   find_path(LP_NVTX_INCLUDE_DIR nvtx3/nvToolsExt.h HINTS ${_lp_cuda_hints} NO_DEFAULT_PATH)
   set(_lp_cupti_lib "")
@@ -16,7 +43,8 @@ if(CUDAToolkit_FOUND)
     get_target_property(_lp_cupti_lib CUDA::cupti IMPORTED_LOCATION)
   endif()
   if(NOT _lp_cupti_lib)
-    find_library(LP_CUPTI_LIBRARY cupti HINTS "${CUDAToolkit_LIBRARY_DIR}"
+    find_library(LP_CUPTI_LIBRARY NAMES cupti libcupti.so.13 libcupti.so.12
+                 HINTS ${CUDAToolkit_LIBRARY_DIR}
                  "${CUDAToolkit_LIBRARY_ROOT}/extras/CUPTI/lib64" NO_DEFAULT_PATH)
     set(_lp_cupti_lib "${LP_CUPTI_LIBRARY}")
   endif()
