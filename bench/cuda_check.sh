@@ -97,8 +97,8 @@ say "tests: $(grep -E '[0-9]+% tests passed' "$LOGS/tests.log" | tail -1)" \
 its=$([ $quick = 1 ] && echo 10 || echo 30)
 compare=0
 # Judged: resnet18 and resnet50. Reported only: the transformer and deeplabv3, where torch.profiler
-# is the weaker reference (no rows below a ModuleList's items; TorchScript's fused kernels
-# credited to the root: docs/cuda.md).
+# is the weaker reference (no rows below a ModuleList's items; kernels of SqueezeExcitation that
+# it places at the root: docs/cuda.md).
 for case in "resnet18:$ROOT/models/resnet18.pt:1x3x224x224:cupti events:judged" \
     "resnet50:$MODELS/resnet50.pt:32x3x224x224:cupti events:judged" \
     "transformer:$ROOT/models/transformer.pt::cupti:reported" \

@@ -20,8 +20,12 @@ abi=$(grep -o '_GLIBCXX_USE_CXX11_ABI=[01]' "$torch/share/cmake/Caffe2/Caffe2Tar
 [ -n "$abi" ] && flags+=("-D$abi")
 [ -n "$cuda" ] && flags+=(-DLPS_HAVE_CUDA=1 -isystem "$cuda")
 failed=0
-for f in shim/*.cpp; do
-  if ! g++ "${flags[@]}" "$f"; then echo "compile_shim: $f does not compile against libtorch $version" >&2; failed=1; fi
-done
-[ $failed = 0 ] && echo "compile_shim: every shim file compiles against libtorch $version${cuda:+ (with CUDA)}"
+# One file per core at a time (g++ names the file of any error): each is a few hundred MB of
+# compiler for torch's headers.
+printf '%s\n' shim/*.cpp | xargs -P "$(nproc)" -n 1 g++ "${flags[@]}" || failed=1
+if [ $failed = 0 ]; then
+  echo "compile_shim: every shim file compiles against libtorch $version${cuda:+ (with CUDA)}"
+else
+  echo "compile_shim: the shim does not compile against libtorch $version (errors above)" >&2
+fi
 exit $failed

@@ -3,7 +3,8 @@
 #   scripts/setup.sh                 to build and run: Debian's libtorch 1.13, python3-torch (exports)
 #   scripts/setup.sh --test          also what the tests use: clang (fuzzers), valgrind, Chromium
 #                                    and Selenium (the HTML view's headless-browser test)
-#   scripts/setup.sh --torch2 ...    also PyPI's torch 2.x wheel, in its own venv (.deps/torch2)
+#   scripts/setup.sh --torch2 ...    also PyPI's torch 2.x wheel, in its own venv (.deps/torch2),
+#                                    and torch 2.11's headers (.deps/torch211), to compile against
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -60,4 +61,10 @@ if [ $want_torch2 = 1 ]; then
     .deps/torch2/bin/python -m pip install -q --no-deps torchvision
   fi
   .deps/torch2/bin/python -c 'import torch; print("setup: torch", torch.__version__)' 2>/dev/null
+  # The oldest 2.x layerprof claims (README: "Supported libtorch"), the one GPU machines ship:
+  # only its headers, for scripts/compile_shim.sh (--no-deps: no CUDA libraries, nothing to run).
+  if [ ! -f .deps/torch211/torch/include/torch/version.h ]; then
+    echo "setup: installing torch 2.11.0's headers into .deps/torch211"
+    .deps/torch2/bin/python -m pip install -q --no-deps --target .deps/torch211 torch==2.11.0
+  fi
 fi

@@ -18,6 +18,14 @@ run_suite "libtorch 1.13 (Debian)" build
 scripts/build.sh build-torch2 torch2
 run_suite "libtorch 2.x (PyPI wheel)" build-torch2
 
+# Every 2.x the README claims compiles the shim: 2.11 (what GPU machines ship), with the CUDA
+# runtime headers the newest wheel brings, so the CUDA-events timer compiles too.
+echo "=== libtorch 2.11: the shim compiles"
+cuda_inc=$(ls -d .deps/torch2/lib/python3*/site-packages/nvidia/cu*/include 2>/dev/null | head -1)
+if ! scripts/compile_shim.sh .deps/torch211/torch "$cuda_inc"; then
+  echo "=== libtorch 2.11: FAILED"; status=1
+fi
+
 # ASan + UBSan over the whole suite (the shim keeps NDEBUG: see shim/CMakeLists.txt).
 scripts/build.sh build-asan debian -DLP_SANITIZE=ON -DLP_EXPORT_MODELS=OFF
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
