@@ -63,7 +63,7 @@ if [ $want_torch2 = 1 ]; then
   .deps/torch2/bin/python -c 'import torch; print("setup: torch", torch.__version__)' 2>/dev/null
   # The oldest 2.x layerprof claims (README: "Supported libtorch"), the one GPU machines ship:
   # only its headers, for scripts/compile_shim.sh (--no-deps: no CUDA libraries, nothing to run).
-  if [ ! -f .deps/torch211/torch/include/torch/version.h ]; then
+  if [ ! -d .deps/torch211/torch-2.11.0.dist-info ]; then
     echo "setup: installing torch 2.11.0's headers into .deps/torch211"
     .deps/torch2/bin/python -m pip install -q --no-deps --target .deps/torch211 torch==2.11.0
   fi
