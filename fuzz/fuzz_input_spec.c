@@ -54,7 +54,7 @@ static void check_round_trip(const lp_input_spec *s, int is_file) {
     if (!text) abort();
     if (lp_input_spec_format(s, text, (size_t)need + 1) != need) abort();
     lp_input_spec again;
-    int rc = is_file ? lp_input_file_spec_parse(text, &again) : lp_input_spec_parse(text, &again);
+    int rc = is_file ? lp_input_spec_parse_file(text, &again) : lp_input_spec_parse(text, &again);
     if (rc != LP_OK) {
         fprintf(stderr, "written spec '%s' does not parse: %s\n", text, lp_error_last());
         abort();
@@ -127,12 +127,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         check_refusal(rc, "lp_input_spec_parse");
     }
 
-    rc = lp_input_file_spec_parse(text, &spec);
+    rc = lp_input_spec_parse_file(text, &spec);
     if (rc == LP_OK) {
         check_valid(&spec, 1);
         check_round_trip(&spec, 1);
     } else {
-        check_refusal(rc, "lp_input_file_spec_parse");
+        check_refusal(rc, "lp_input_spec_parse_file");
     }
     check_structured(text);
     free(text);

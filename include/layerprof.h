@@ -3,6 +3,23 @@
  *
  * Conventions (read these first):
  *  - Every public name starts with `lp_` (types, functions) or `LP_` (macros, enum values).
+ *  - Naming: a function is lp_<object>_<action>[_<variant>].
+ *    - <object> is the handle or struct its first argument points to, without `lp_`: every
+ *      function taking an `lp_session *` first is lp_session_*, an `lp_report *` lp_report_*, an
+ *      `lp_config *` lp_config_*, an `lp_options *` lp_options_* (and the table of its keys,
+ *      lp_options_key*). A function without such an argument is named for the type it parses,
+ *      formats or names (lp_input_spec_parse, lp_format_name, lp_status_name), or for the library
+ *      itself (lp_version, lp_error_last).
+ *    - <action> is a verb (open, close, run, render, parse, format, set, load, free), or, for a
+ *      getter, the noun of what it hands out, the same on every object and never with `get_`:
+ *      lp_<object>_<thing>_count, lp_<object>_<thing> (filling an lp_<thing>_info: lp_session_node
+ *      and lp_report_node an lp_node_info, lp_report_meta an lp_meta_info; lp_session_run_info
+ *      fills an lp_run_info), lp_<object>_find. A part of the object may come first
+ *      (lp_session_region_begin, lp_session_forward_end).
+ *    - <variant> marks another form of the same action: _to (into an lp_write_fn), _in (in a
+ *      named context), _file, _string, _yaml (another source or sink), _version, and _sized (the
+ *      exported function behind a getter macro: see "Versioning"). A conversion from another
+ *      type says so: lp_format_from_path.
  *  - Handles are typed and opaque (`lp_session *`). Each is created by one `*_open`/`*_create`
  *    function and released by one `*_close`/`*_free` function; release functions accept NULL.
  *  - Every function that can fail returns an int status: LP_OK (0) or a negative `lp_status`.
@@ -151,7 +168,7 @@ LP_API int lp_input_format(const lp_input_spec *entries, size_t n, char *buf, si
 LP_API size_t lp_input_value_size(const lp_input_spec *entries, size_t n);
 
 /* Parses "FILE:SHAPE[:DTYPE]" (raw little-endian data). FILE may itself contain ':'. */
-LP_API int lp_input_file_spec_parse(const char *text, lp_input_spec *out);
+LP_API int lp_input_spec_parse_file(const char *text, lp_input_spec *out);
 
 /* Writes the spec back in the syntax lp_input_spec_parse reads (files as "FILE:SHAPE:DTYPE"); a
  * scalar entry as lp_input_parse reads it. Returns the length it needed (like snprintf). */
@@ -253,7 +270,7 @@ typedef struct lp_options_store lp_options_store;
 
 /* Everything a profiling run can be told. Initialise with lp_options_init; fields only grow at the
  * end. Pointers are borrowed (see the conventions above), except those lp_options_set made, which
- * point into `store`. Every field is an option of the table lp_option_get lists (its key is the
+ * point into `store`. Every field is an option of the table lp_options_key lists (its key is the
  * field's YAML key), except the callbacks, `version` and `store`. */
 typedef struct lp_options {
     unsigned version; /* LP_OPTIONS_VERSION */
@@ -345,7 +362,7 @@ LP_API int lp_options_validate(const lp_options *opts);
 
 /* Sets one option from text, for programs that hold their settings as strings (the CLI does).
  * `key` is the YAML config's key, dotted for nested mappings: "iterations", "display.sort",
- * "profile.memory", "schedule" (lp_option_get lists them all). `value` is what the CLI flag takes:
+ * "profile.memory", "schedule" (lp_options_key lists them all). `value` is what the CLI flag takes:
  * "10", "true" or "false" (also yes/no, on/off), "graph", "self_cpu,calls",
  * "wait=1,active=3". Lists:
  *  - "display.columns" replaces the whole list ("self_cpu,calls": ids separated by commas);
@@ -394,11 +411,11 @@ typedef struct lp_option_info {
     int in_yaml;     /* 1: `key` is a key of the YAML config; 0: lp_options_set only */
 } lp_option_info;
 
-/* The number of options lp_option_get lists. */
-LP_API size_t lp_option_count(void);
+/* The number of options lp_options_key lists. */
+LP_API size_t lp_options_key_count(void);
 
-/* Fills `out` for option `index` (0 to lp_option_count() - 1), in the YAML file's order. */
-LP_API int lp_option_get(size_t index, lp_option_info *out);
+/* Fills `out` for option `index` (0 to lp_options_key_count() - 1), in the YAML file's order. */
+LP_API int lp_options_key(size_t index, lp_option_info *out);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Sessions                                                                                    */
@@ -495,15 +512,15 @@ LP_API int lp_session_set_input(lp_session *session, size_t index, const void *d
 /* Opens region `name` on the calling thread, inside the innermost open region, or at the top of
  * context "main" when none is open. Regions nest; each (parent, name) is one node of the tree.
  * Cheap: no allocation once the region was seen, no lock, no string built. */
-LP_API int lp_region_begin(lp_session *session, const char *name);
+LP_API int lp_session_region_begin(lp_session *session, const char *name);
 
 /* The same, in `context` (torchtimer's create_context): a top-level group of regions. Inside an
  * open region it must name that region's context. */
-LP_API int lp_region_begin_in(lp_session *session, const char *context, const char *name);
+LP_API int lp_session_region_begin_in(lp_session *session, const char *context, const char *name);
 
 /* Closes the innermost region open on the calling thread, which must be `name` (NULL: whichever
  * it is). LP_ERR_STATE, with a message naming both, when none is open or the names differ. */
-LP_API int lp_region_end(lp_session *session, const char *name);
+LP_API int lp_session_region_end(lp_session *session, const char *name);
 
 /* Marks the end of one iteration of the program's loop: counts it, and moves the schedule on
  * (which may complete a cycle). lp_session_run counts its own forwards: do not mix the two. */
@@ -515,7 +532,7 @@ LP_API int lp_session_enable(lp_session *session, int enabled);
 
 /* The same for one context (torchtimer's enable_context/disable_context); the context need not
  * exist yet. */
-LP_API int lp_context_enable(lp_session *session, const char *context, int enabled);
+LP_API int lp_session_context_enable(lp_session *session, const char *context, int enabled);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Reading the report                                                                          */
@@ -694,14 +711,14 @@ LP_API void lp_report_free(lp_report *report);
 
 /* The run a report describes. Strings are borrowed from the report ("" when the file lacks one)
  * and valid until lp_report_free. */
-typedef struct lp_report_meta {
+typedef struct lp_meta_info {
     int schema_version;
     const char *model, *device, *mode, *libtorch_version, *layerprof_version, *date;
     uint64_t iterations; /* every raw_* sum is over these */
-} lp_report_meta;
+} lp_meta_info;
 
-LP_API int lp_report_get_meta_sized(const lp_report *report, lp_report_meta *out, size_t out_size);
-#define lp_report_get_meta(report, out) lp_report_get_meta_sized((report), (out), sizeof *(out))
+LP_API int lp_report_meta_sized(const lp_report *report, lp_meta_info *out, size_t out_size);
+#define lp_report_meta(report, out) lp_report_meta_sized((report), (out), sizeof *(out))
 
 /* The module tree, as lp_session_node_count / lp_session_node / lp_session_find do. A report never
  * changes: indices and strings are valid until lp_report_free. */
@@ -712,18 +729,15 @@ LP_API int lp_report_node_sized(const lp_report *report, size_t index, lp_node_i
     lp_report_node_sized((report), (index), (out), sizeof *(out))
 LP_API int lp_report_find(const lp_report *report, const char *path, size_t *out);
 
-/* Renders the report in `format` with default display options. LP_FORMAT_JSON writes back the
- * exact bytes layerprof wrote. LP_ERR_UNSUPPORTED for LP_FORMAT_TRACE: files hold no timeline. */
-LP_API int lp_report_render(const lp_report *report, lp_format format, FILE *out);
+/* Renders the report in `format` to `out`, with a session's display options read from `display`
+ * (NULL: the defaults): depth, sort, top, columns, units, ascii, and events (0 hides the op rows
+ * a report holds). The rest of `display` is not read. Column ids and the sort key are checked
+ * first: nothing is written when one is unknown. LP_FORMAT_JSON writes back the exact bytes
+ * layerprof wrote. LP_ERR_UNSUPPORTED for LP_FORMAT_TRACE: files hold no timeline. */
+LP_API int lp_report_render(const lp_report *report, lp_format format, const lp_options *display,
+                            FILE *out);
 
-/* lp_report_render with a session's display options, read from `display` (NULL: the defaults):
- * depth, sort, top, columns, units, ascii, and events (0 hides the op rows a report holds). The
- * rest of `display` is not read. Column ids and the sort key are checked first: nothing is written
- * when one is unknown. */
-LP_API int lp_report_render_with(const lp_report *report, lp_format format,
-                                 const lp_options *display, FILE *out);
-
-/* lp_report_render_with, its bytes handed to `write` (see lp_write_fn). */
+/* lp_report_render, its bytes handed to `write` (see lp_write_fn). */
 LP_API int lp_report_render_to(const lp_report *report, lp_format format, const lp_options *display,
                                lp_write_fn write, void *payload);
 

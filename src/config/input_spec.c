@@ -210,9 +210,9 @@ int lp_input_spec_parse(const char *text, lp_input_spec *out) {
     return check_integer_range(out, text, f[0], fl[0]);
 }
 
-int lp_input_file_spec_parse(const char *text, lp_input_spec *out) {
+int lp_input_spec_parse_file(const char *text, lp_input_spec *out) {
     if (!text || !out)
-        return lp_error_set(LP_ERR_INVALID, "lp_input_file_spec_parse: NULL argument");
+        return lp_error_set(LP_ERR_INVALID, "lp_input_spec_parse_file: NULL argument");
     memset(out, 0, sizeof *out);
     out->dtype = LP_DTYPE_FLOAT32;
     /* FILE may contain ':', so take SHAPE[:DTYPE] from the right. */

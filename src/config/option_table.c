@@ -1,6 +1,6 @@
 /* option_table.c: the option table (option_table.h) and the public introspection over it
- * (lp_option_count, lp_option_get). The rows are in the YAML file's order, which is also the order
- * --print-config writes and "expected one of" lists. */
+ * (lp_options_key_count, lp_options_key). The rows are in the YAML file's order, which is also the
+ * order --print-config writes and "expected one of" lists. */
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
@@ -236,15 +236,15 @@ const char *lp_option_section_name(lp_option_section section) {
     return (unsigned)section < sizeof names / sizeof names[0] ? names[section] : NULL;
 }
 
-size_t lp_option_count(void) {
+size_t lp_options_key_count(void) {
     size_t n = 0;
     for (size_t i = 0; i < N_ROWS; i++)
         n += table[i].type != LP_OPT_MAPPING;
     return n;
 }
 
-int lp_option_get(size_t index, lp_option_info *out) {
-    if (!out) return lp_error_set(LP_ERR_INVALID, "lp_option_get: out is NULL");
+int lp_options_key(size_t index, lp_option_info *out) {
+    if (!out) return lp_error_set(LP_ERR_INVALID, "lp_options_key: out is NULL");
     for (size_t i = 0, at = 0; i < N_ROWS; i++) {
         const lp_opt *o = &table[i];
         if (o->type == LP_OPT_MAPPING || at++ != index) continue;
@@ -259,6 +259,6 @@ int lp_option_get(size_t index, lp_option_info *out) {
                                 (o->flags & LP_OPTF_NOT_YAML) == 0};
         return LP_OK;
     }
-    return lp_error_set(LP_ERR_INVALID, "lp_option_get: no option %zu (there are %zu)", index,
-                        lp_option_count());
+    return lp_error_set(LP_ERR_INVALID, "lp_options_key: no option %zu (there are %zu)", index,
+                        lp_options_key_count());
 }

@@ -247,7 +247,7 @@ static int append_input(const lp_opt *opt, const char *text, lp_options *o, lp_a
     if (opt->type == LP_OPT_INPUTS) {
         rc = lp_input_parse(text, parsed, opt->max - n, &got);
     } else if (opt->type == LP_OPT_INPUT_FILE) {
-        rc = lp_input_file_spec_parse(text, parsed);
+        rc = lp_input_spec_parse_file(text, parsed);
     } else if (!*text || strlen(text) >= sizeof parsed->file) {
         rc = lp_error_set(LP_ERR_INVALID, "--inputs: the file name is %s",
                           *text ? "too long" : "empty");

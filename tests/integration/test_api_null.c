@@ -89,8 +89,8 @@ static void input_spec_functions_refuse_null(void **state) {
     EXPECT_ERROR(LP_ERR_INVALID, lp_input_spec_parse(NULL, &spec));
     EXPECT_ERROR(LP_ERR_INVALID, lp_input_spec_parse("1x3", NULL));
     EXPECT_ERROR(LP_ERR_INVALID, lp_input_spec_parse(NULL, NULL));
-    EXPECT_ERROR(LP_ERR_INVALID, lp_input_file_spec_parse(NULL, &spec));
-    EXPECT_ERROR(LP_ERR_INVALID, lp_input_file_spec_parse("x.bin:1x3", NULL));
+    EXPECT_ERROR(LP_ERR_INVALID, lp_input_spec_parse_file(NULL, &spec));
+    EXPECT_ERROR(LP_ERR_INVALID, lp_input_spec_parse_file("x.bin:1x3", NULL));
 
     char buf[64];
     EXPECT_ERROR(LP_ERR_INVALID, lp_input_spec_format(NULL, buf, sizeof buf));
@@ -253,7 +253,7 @@ static void session_calls_out_of_order_work_or_fail_cleanly(void **state) {
 static void report_functions_refuse_null(void **state) {
     (void)state;
     lp_report *r = (lp_report *)&r;
-    lp_report_meta meta;
+    lp_meta_info meta;
     lp_node_info node;
     size_t n;
     EXPECT_ERROR(LP_ERR_INVALID, lp_report_load(&r, NULL));
@@ -263,11 +263,11 @@ static void report_functions_refuse_null(void **state) {
     EXPECT_ERROR(LP_ERR_IO, lp_report_load(&r, "/nonexistent/report.json"));
     assert_null(r);
     lp_report_free(NULL);
-    EXPECT_ERROR(LP_ERR_INVALID, lp_report_get_meta(NULL, &meta));
+    EXPECT_ERROR(LP_ERR_INVALID, lp_report_meta(NULL, &meta));
     EXPECT_ERROR(LP_ERR_INVALID, lp_report_node_count(NULL, &n));
     EXPECT_ERROR(LP_ERR_INVALID, lp_report_node(NULL, 0, &node));
     EXPECT_ERROR(LP_ERR_INVALID, lp_report_find(NULL, "", &n));
-    EXPECT_ERROR(LP_ERR_INVALID, lp_report_render(NULL, LP_FORMAT_TREE, stdout));
+    EXPECT_ERROR(LP_ERR_INVALID, lp_report_render(NULL, LP_FORMAT_TREE, NULL, stdout));
     EXPECT_ERROR(LP_ERR_INVALID, lp_report_diff(NULL, NULL, 0, stdout));
 }
 

@@ -19,7 +19,7 @@ static lp_input_spec parsed(const char *text) {
 
 static lp_input_spec parsed_file(const char *text) {
     lp_input_spec s;
-    int rc = lp_input_file_spec_parse(text, &s);
+    int rc = lp_input_spec_parse_file(text, &s);
     if (rc) fail_msg("'%s' did not parse: %s", text, lp_error_last());
     return s;
 }
@@ -172,8 +172,8 @@ static void test_null_arguments_are_invalid(void **state) {
     lp_input_spec s;
     assert_int_equal(lp_input_spec_parse(NULL, &s), LP_ERR_INVALID);
     assert_int_equal(lp_input_spec_parse("1", NULL), LP_ERR_INVALID);
-    assert_int_equal(lp_input_file_spec_parse(NULL, &s), LP_ERR_INVALID);
-    assert_int_equal(lp_input_file_spec_parse("a:1", NULL), LP_ERR_INVALID);
+    assert_int_equal(lp_input_spec_parse_file(NULL, &s), LP_ERR_INVALID);
+    assert_int_equal(lp_input_spec_parse_file("a:1", NULL), LP_ERR_INVALID);
 }
 
 /* ---- file specs ---------------------------------------------------------------------------- */
@@ -207,14 +207,14 @@ static void test_a_file_name_may_contain_colons(void **state) {
 
 static void test_file_specs_without_a_shape_or_a_name_are_rejected(void **state) {
     (void)state;
-    ASSERT_REJECTED(lp_input_file_spec_parse, "data.bin", "expected FILE:SHAPE[:DTYPE]");
-    ASSERT_REJECTED(lp_input_file_spec_parse, "data.bin:float16", "expected FILE:SHAPE[:DTYPE]");
-    ASSERT_REJECTED(lp_input_file_spec_parse, ":1x3", "expected FILE:SHAPE[:DTYPE]");
-    ASSERT_REJECTED(lp_input_file_spec_parse, "", "expected FILE:SHAPE[:DTYPE]");
-    ASSERT_REJECTED(lp_input_file_spec_parse, "data.bin:", "the shape is empty");
-    ASSERT_REJECTED(lp_input_file_spec_parse, "data.bin::int64", "the shape is empty");
-    ASSERT_REJECTED(lp_input_file_spec_parse, "data.bin:1x0", "dimensions must be positive");
-    ASSERT_REJECTED(lp_input_file_spec_parse, "C:/x.bin:1x3:foo", "expected a dimension at 'foo'");
+    ASSERT_REJECTED(lp_input_spec_parse_file, "data.bin", "expected FILE:SHAPE[:DTYPE]");
+    ASSERT_REJECTED(lp_input_spec_parse_file, "data.bin:float16", "expected FILE:SHAPE[:DTYPE]");
+    ASSERT_REJECTED(lp_input_spec_parse_file, ":1x3", "expected FILE:SHAPE[:DTYPE]");
+    ASSERT_REJECTED(lp_input_spec_parse_file, "", "expected FILE:SHAPE[:DTYPE]");
+    ASSERT_REJECTED(lp_input_spec_parse_file, "data.bin:", "the shape is empty");
+    ASSERT_REJECTED(lp_input_spec_parse_file, "data.bin::int64", "the shape is empty");
+    ASSERT_REJECTED(lp_input_spec_parse_file, "data.bin:1x0", "dimensions must be positive");
+    ASSERT_REJECTED(lp_input_spec_parse_file, "C:/x.bin:1x3:foo", "expected a dimension at 'foo'");
 }
 
 static void test_a_file_name_longer_than_a_path_is_rejected(void **state) {
@@ -225,7 +225,7 @@ static void test_a_file_name_longer_than_a_path_is_rejected(void **state) {
     memset(text, 'a', n);
     memcpy(text + LP_PATH_MAX, ":1x3", 5);
     lp_input_spec s;
-    assert_int_equal(lp_input_file_spec_parse(text, &s), LP_ERR_INVALID);
+    assert_int_equal(lp_input_spec_parse_file(text, &s), LP_ERR_INVALID);
     assert_true(strncmp(lp_error_last(), "input file 'aaaa", 16) == 0);
     /* One character shorter than the buffer fits. */
     memcpy(text + LP_PATH_MAX - 1, ":1x3", 5);

@@ -81,7 +81,7 @@ static void awkward_strings_and_numbers_round_trip(void **state) {
         lp_input_spec_parse("1x3x224x224:float64:0.1..0.30000000000000004", &inputs[0]), LP_OK);
     assert_int_equal(lp_input_spec_parse("2x8:int16:-1e-300..1e300", &inputs[1]), LP_OK);
     assert_int_equal(
-        lp_input_file_spec_parse("dir:with:colons/\xc3\xa9.bin:7x9:bfloat16", &inputs[2]), LP_OK);
+        lp_input_spec_parse_file("dir:with:colons/\xc3\xa9.bin:7x9:bfloat16", &inputs[2]), LP_OK);
     o.model_path = "models/m\"odel\\.pt";
     o.device = "cuda:3";
     o.mode = LP_MODE_GRAPH;
