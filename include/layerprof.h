@@ -14,7 +14,9 @@
  *      getter, the noun of what it hands out, the same on every object and never with `get_`:
  *      lp_<object>_<thing>_count, lp_<object>_<thing> (filling an lp_<thing>_info: lp_session_node
  *      and lp_report_node an lp_node_info, lp_report_meta an lp_meta_info; lp_session_run_info
- *      fills an lp_run_info), lp_<object>_find. A part of the object may come first
+ *      fills an lp_run_info), lp_<object>_find. A predicate is a getter too: it is named for
+ *      the state, without `is_`, and writes 0 or 1 to an `int *out` (lp_session_frozen), so it
+ *      returns a status like every other function. A part of the object may come first
  *      (lp_session_region_begin, lp_session_forward_end).
  *    - <variant> marks another form of the same action: _to (into an lp_write_fn), _in (in a
  *      named context), _file, _string, _yaml (another source or sink), _version, and _sized (the
@@ -638,8 +640,9 @@ LP_API int lp_session_node_sized(const lp_session *session, size_t index, lp_nod
  * until more is recorded (see "Lifetimes" above). */
 LP_API int lp_session_find(const lp_session *session, const char *path, size_t *out);
 
-/* 1 when the model has no submodule frames to hook (frozen / optimize_for_inference). */
-LP_API int lp_session_is_frozen(const lp_session *session);
+/* *out receives 1 when the model has no submodule frames to hook (frozen /
+ * optimize_for_inference), else 0. */
+LP_API int lp_session_frozen(const lp_session *session, int *out);
 
 /* One op row of the finished tree (options.events): an op directly under a module, or under the
  * op that called it. Rows with the same (module, parent op, name, shapes) are one row; op calls

@@ -184,7 +184,8 @@ static void session_functions_refuse_null_session(void **state) {
     EXPECT_ERROR(LP_ERR_INVALID, lp_session_node_count(NULL, &n));
     EXPECT_ERROR(LP_ERR_INVALID, lp_session_node(NULL, 0, &node));
     EXPECT_ERROR(LP_ERR_INVALID, lp_session_find(NULL, "", &n));
-    assert_int_equal(lp_session_is_frozen(NULL), 0);
+    int frozen = 1;
+    EXPECT_ERROR(LP_ERR_INVALID, lp_session_frozen(NULL, &frozen));
     EXPECT_ERROR(LP_ERR_INVALID, lp_session_op_count(NULL, &n));
     EXPECT_ERROR(LP_ERR_INVALID, lp_session_op(NULL, 0, &op));
     EXPECT_ERROR(LP_ERR_INVALID, lp_session_run_info(NULL, &info));
@@ -211,6 +212,10 @@ static void session_functions_refuse_null_arguments(void **state) {
     EXPECT_ERROR(LP_ERR_INVALID, lp_session_op_sized(s, 0, NULL, sizeof(lp_op_info)));
     EXPECT_ERROR(LP_ERR_INVALID, lp_session_op(s, SIZE_MAX, &(lp_op_info){0}));
     EXPECT_ERROR(LP_ERR_INVALID, lp_session_run_info_sized(s, NULL, sizeof(lp_run_info)));
+    EXPECT_ERROR(LP_ERR_INVALID, lp_session_frozen(s, NULL));
+    int frozen = 1;
+    assert_int_equal(lp_session_frozen(s, &frozen), LP_OK);
+    assert_int_equal(frozen, 0); /* nested.pt has submodules */
     lp_session_close(s);
 }
 
