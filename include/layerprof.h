@@ -54,10 +54,13 @@ extern "C" {
 #define LP_API
 #endif
 
+/* The version of this header (see "Versioning" below). LP_VERSION_NUMBER orders versions as
+ * integers: major * 10000 + minor * 100 + patch (0.2.0 is 200, 1.2.3 is 10203). */
 #define LP_VERSION_MAJOR 0
-#define LP_VERSION_MINOR 1
+#define LP_VERSION_MINOR 2
 #define LP_VERSION_PATCH 0
-#define LP_VERSION_STRING "0.1.0"
+#define LP_VERSION_STRING "0.2.0"
+#define LP_VERSION_NUMBER (LP_VERSION_MAJOR * 10000ul + LP_VERSION_MINOR * 100ul + LP_VERSION_PATCH)
 
 /* ------------------------------------------------------------------------------------------ */
 /* Status codes and errors                                                                     */
@@ -81,8 +84,12 @@ LP_API const char *lp_error_last(void);
 /* A short name for a status code ("invalid argument"). Static storage. */
 LP_API const char *lp_status_name(int status);
 
-/* The library version string, e.g. "0.1.0". Static storage. */
+/* The library version string, e.g. "0.2.0". Static storage. */
 LP_API const char *lp_version(void);
+
+/* The library's version as LP_VERSION_NUMBER spells it (200 for 0.2.0): what the program runs
+ * against, where LP_VERSION_NUMBER is what it was compiled against. */
+LP_API unsigned long lp_version_number(void);
 
 /* The libtorch version the library was built against, e.g. "1.13" or "2.15". Static storage. */
 LP_API const char *lp_torch_version(void);
