@@ -8,7 +8,6 @@
 
 #include "base/error.h"
 #include "base/suggest.h"
-#include "config/input_spec.h"
 #include "config/option_values.h"
 #include "config/options.h"
 #include "model/columns.h"

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "base/suggest.h"
-#include "config/input_spec.h"
+#include "config/dtype.h"
 #include "config/option_values.h"
 #include "config/yaml_internal.h"
 

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "base/error.h"
-#include "config/input_spec.h"
+#include "config/dtype.h"
 #include "config/names.h"
 #include "config/option_table.h"
 #include "config/options_version.h"
