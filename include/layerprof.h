@@ -118,7 +118,7 @@ typedef enum lp_fill {
     LP_FILL_RANDOM = 0, /* uniform in [low, high); float default [0, 1), integers need a range */
     LP_FILL_ZEROS,
     LP_FILL_ONES,
-    LP_FILL_FILE /* raw little-endian data read from `file` */
+    LP_FILL_FILE /* raw little-endian data read from the file `file` */
 } lp_fill;
 
 /* What one entry of an input list is. Structured arguments (List[Tensor], tuples, dicts) are
@@ -140,8 +140,14 @@ typedef enum lp_input_kind {
                        positional arguments, anything else is one argument */
 } lp_input_kind;
 
-/* One input, or one entry of a structured input (above). Plain data, no pointers: copy it
- * freely. A zeroed spec is a tensor, as before `kind` existed. */
+/* The options of a run (see "Options" below): the parsers of this section put the texts they
+ * copy in them. */
+typedef struct lp_options lp_options;
+
+/* One input, or one entry of a structured input (above). Plain data but for `file`, which is
+ * borrowed like every pointer of lp_options: a copy of the spec points to the same text. The
+ * parsers below put it in the options they are given (`owner`). A zeroed spec is a tensor, as
+ * before `kind` existed. */
 typedef struct lp_input_spec {
     int ndim;
     int64_t shape[LP_MAX_DIMS];
@@ -149,7 +155,8 @@ typedef struct lp_input_spec {
     lp_fill fill;
     int has_range; /* 1 when low/high were given (required for random integer inputs) */
     double low, high;
-    char file[LP_PATH_MAX]; /* LP_FILL_FILE; the text of LP_INPUT_STR; LP_INPUT_SAVED's file */
+    const char *file; /* LP_FILL_FILE's file; the text of LP_INPUT_STR; LP_INPUT_SAVED's file;
+                         else NULL. At most LP_PATH_MAX - 1 bytes when a parser wrote it */
     lp_input_kind kind;
     int64_t integer; /* LP_INPUT_INT, LP_INPUT_BOOL */
     double real;     /* LP_INPUT_FLOAT */
@@ -164,8 +171,12 @@ LP_API int lp_input_spec_parse(const char *text, lp_input_spec *out);
  * lp_input_kind); *n receives how many it used. Besides a tensor spec (as lp_input_spec_parse):
  * lists [a, b], tuples (a, b), dicts {key: a, int:3: b} (a key is a bare word or int:N), the
  * scalars int:5, float:0.5, bool:true, str:TEXT and none, and saved:FILE.pt (torch.save's
- * arguments), nested freely. */
-LP_API int lp_input_parse(const char *text, lp_input_spec *out, size_t max, size_t *n);
+ * arguments), nested freely.
+ * Ownership: the texts entries point to (str:, saved:, dict keys) are copied into owner->store,
+ * as lp_options_set does, and live until lp_options_release(owner); pass the options the entries
+ * are for. `owner` may be NULL when `text` holds no text (LP_ERR_INVALID when it does). */
+LP_API int lp_input_parse(const char *text, lp_input_spec *out, size_t max, size_t *n,
+                          lp_options *owner);
 
 /* Writes the value that starts at entries[0] (of `n`) back in lp_input_parse's syntax. Returns the
  * length it needed (like snprintf), or a negative status when the entries do not hold one whole
@@ -176,8 +187,9 @@ LP_API int lp_input_format(const lp_input_spec *entries, size_t n, char *buf, si
  * scalar, more for a container. 0 when they do not hold one whole, well-formed value. */
 LP_API size_t lp_input_value_size(const lp_input_spec *entries, size_t n);
 
-/* Parses "FILE:SHAPE[:DTYPE]" (raw little-endian data). FILE may itself contain ':'. */
-LP_API int lp_input_spec_parse_file(const char *text, lp_input_spec *out);
+/* Parses "FILE:SHAPE[:DTYPE]" (raw little-endian data). FILE may itself contain ':'. out->file
+ * points to a copy of FILE in owner->store, as for lp_input_parse (`owner` is required). */
+LP_API int lp_input_spec_parse_file(const char *text, lp_input_spec *out, lp_options *owner);
 
 /* Writes the spec back in the syntax lp_input_spec_parse reads (files as "FILE:SHAPE:DTYPE"); a
  * scalar entry as lp_input_parse reads it. Returns the length it needed (like snprintf). */

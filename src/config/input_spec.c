@@ -167,7 +167,21 @@ int lp_input_spec_parse(const char *text, lp_input_spec *out) {
     return check_integer_range(out, text, f[0], fl[0]);
 }
 
-int lp_input_spec_parse_file(const char *text, lp_input_spec *out) {
+int lp_input_owner_arena(lp_options *owner, lp_arena **arena) {
+    *arena = owner ? lp_options_arena(owner) : NULL;
+    return owner && !*arena ? lp_error_set(LP_ERR_NOMEM, "out of memory keeping an input's text")
+                            : LP_OK;
+}
+
+int lp_input_spec_parse_file(const char *text, lp_input_spec *out, lp_options *owner) {
+    if (!text || !out || !owner)
+        return lp_error_set(LP_ERR_INVALID, "lp_input_spec_parse_file: NULL argument");
+    lp_arena *arena;
+    int rc = lp_input_owner_arena(owner, &arena);
+    return rc ? rc : lp_input_spec_parse_file_in(arena, text, out);
+}
+
+int lp_input_spec_parse_file_in(lp_arena *arena, const char *text, lp_input_spec *out) {
     if (!text || !out)
         return lp_error_set(LP_ERR_INVALID, "lp_input_spec_parse_file: NULL argument");
     memset(out, 0, sizeof *out);
@@ -197,10 +211,13 @@ int lp_input_spec_parse_file(const char *text, lp_input_spec *out) {
     size_t flen = (size_t)(file_end - text);
     if (flen == 0)
         return lp_error_set(LP_ERR_INVALID, "input file '%s': the file name is empty", text);
-    if (flen >= sizeof out->file)
+    if (flen >= LP_PATH_MAX)
         return lp_error_set(LP_ERR_INVALID, "input file '%s': path too long", text);
-    memcpy(out->file, text, flen);
-    out->file[flen] = '\0';
+    if (!arena)
+        return lp_error_set(LP_ERR_INVALID, "input file '%s': no options to keep the name in",
+                            text);
+    if (!(out->file = lp_arena_strndup(arena, text, flen)))
+        return lp_error_set(LP_ERR_NOMEM, "out of memory reading input file '%s'", text);
     out->fill = LP_FILL_FILE;
     return LP_OK;
 }
@@ -218,7 +235,7 @@ int lp_input_spec_format(const lp_input_spec *spec, char *buf, size_t size) {
     const char *dt = lp_dtype_name(spec->dtype);
     switch (spec->fill) {
     case LP_FILL_FILE:
-        return snprintf(buf, size, "%s:%s:%s", spec->file, shape, dt);
+        return snprintf(buf, size, "%s:%s:%s", spec->file ? spec->file : "", shape, dt);
     case LP_FILL_ZEROS:
         return snprintf(buf, size, "%s:%s:zeros", shape, dt);
     case LP_FILL_ONES:

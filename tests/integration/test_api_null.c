@@ -89,8 +89,12 @@ static void input_spec_functions_refuse_null(void **state) {
     EXPECT_ERROR(LP_ERR_INVALID, lp_input_spec_parse(NULL, &spec));
     EXPECT_ERROR(LP_ERR_INVALID, lp_input_spec_parse("1x3", NULL));
     EXPECT_ERROR(LP_ERR_INVALID, lp_input_spec_parse(NULL, NULL));
-    EXPECT_ERROR(LP_ERR_INVALID, lp_input_spec_parse_file(NULL, &spec));
-    EXPECT_ERROR(LP_ERR_INVALID, lp_input_spec_parse_file("x.bin:1x3", NULL));
+    lp_options owner;
+    lp_options_init(&owner);
+    EXPECT_ERROR(LP_ERR_INVALID, lp_input_spec_parse_file(NULL, &spec, &owner));
+    EXPECT_ERROR(LP_ERR_INVALID, lp_input_spec_parse_file("x.bin:1x3", NULL, &owner));
+    EXPECT_ERROR(LP_ERR_INVALID, lp_input_spec_parse_file("x.bin:1x3", &spec, NULL));
+    lp_options_release(&owner);
 
     char buf[64];
     EXPECT_ERROR(LP_ERR_INVALID, lp_input_spec_format(NULL, buf, sizeof buf));
