@@ -54,7 +54,37 @@ extern "C" {
 #define LP_API
 #endif
 
-/* The version of this header (see "Versioning" below). LP_VERSION_NUMBER orders versions as
+/* ------------------------------------------------------------------------------------------ */
+/* Versioning                                                                                  */
+/*
+ * Three things carry a version, each for its own reason.
+ *  - The library. LP_VERSION_* and LP_VERSION_NUMBER are the header a program was compiled
+ *    against; lp_version() and lp_version_number() the library it runs against. The ABI follows
+ *    the SONAME (docs/install.md): before 1.0 it is liblayerprof.so.MAJOR.MINOR, and a minor
+ *    release (0.1 -> 0.2) may rename, remove or re-lay-out anything, each change listed in
+ *    docs/api-changes.md; from 1.0 on the SONAME is the major version alone. A program never
+ *    loads a library of another SONAME, so the two rules below hold within one SONAME.
+ *  - Structs a program fills and the library reads: lp_options, with the lp_input_spec,
+ *    lp_output_spec and lp_schedule it holds or points to. lp_options starts with `version`,
+ *    which lp_options_init sets to LP_OPTIONS_VERSION. A field, not a size passed to each call,
+ *    because the struct travels: it is copied, kept in an lp_config, and handed to
+ *    lp_session_open, lp_options_validate, lp_options_set, lp_report_render and
+ *    lp_options_write_yaml, which all need to know which fields it has, and lp_options_init
+ *    must know which fields to write. A version names a set of fields, each version adding
+ *    fields at the end (its entries' too). The library reads every version it knows
+ *    (LP_OPTIONS_VERSION's comment): the fields a version lacks read as their defaults, and
+ *    nothing is written past the caller's version; a newer version is refused.
+ *  - Structs the library fills: lp_node_info, lp_op_info, lp_run_info, lp_meta_info and
+ *    lp_option_info. Their getters are macros that pass the caller's sizeof to the exported
+ *    _sized function, which copies out only that many bytes. A size, not a version, because the
+ *    program has nothing to set: the compiler supplies it at each call. A program built against
+ *    an older header gets the fields it knows; against a newer one, this library's fields. The
+ *    struct a callback receives (lp_progress) grows the same way, read only as far as the
+ *    program knows it.
+ * Both rules only add fields at the end; a field is never moved or removed within one SONAME.
+ */
+
+/* The version of this header. LP_VERSION_NUMBER orders versions as
  * integers: major * 10000 + minor * 100 + patch (0.2.0 is 200, 1.2.3 is 10203). */
 #define LP_VERSION_MAJOR 0
 #define LP_VERSION_MINOR 2
@@ -279,11 +309,12 @@ typedef struct lp_session lp_session;
  * then holds that cycle's figures: read or render them here. */
 typedef void (*lp_cycle_fn)(lp_session *session, int cycle, void *payload);
 
-/* The options' layout version. A program holds the version of the layerprof.h it was built
- * against (lp_options_init writes it), and the library reads every version from 2 on: fields a
- * version lacks read as their defaults, and nothing is written past its end. 2: every field up to
- * `store`, with the shorter lp_input_spec of that time (no `kind` and after). 3: adds `libraries`
- * and structured inputs. */
+/* The options' version (see "Versioning"). A program holds the version of the layerprof.h it was
+ * built against (lp_options_init writes it), and the library reads every version from 2 on:
+ * fields a version lacks read as their defaults, and nothing is written past its end. 2: every
+ * field up to `store`, with the shorter lp_input_spec of that time (no `kind` and after). 3: adds
+ * `libraries` and structured inputs. Versions name fields; the layout is this SONAME's (0.2 made
+ * lp_input_spec.file a pointer, in every version). */
 #define LP_OPTIONS_VERSION 3
 
 /* Where lp_options_set makes the strings and arrays it sets point (opaque). */
@@ -435,8 +466,10 @@ typedef struct lp_option_info {
 /* The number of options lp_options_key lists. */
 LP_API size_t lp_options_key_count(void);
 
-/* Fills `out` for option `index` (0 to lp_options_key_count() - 1), in the YAML file's order. */
-LP_API int lp_options_key(size_t index, lp_option_info *out);
+/* Fills `out` for option `index` (0 to lp_options_key_count() - 1), in the YAML file's order.
+ * A getter macro over lp_options_key_sized, like the report's (see "Versioning"). */
+LP_API int lp_options_key_sized(size_t index, lp_option_info *out, size_t out_size);
+#define lp_options_key(index, out) lp_options_key_sized((index), (out), sizeof *(out))
 
 /* ------------------------------------------------------------------------------------------ */
 /* Sessions                                                                                    */

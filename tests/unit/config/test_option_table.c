@@ -153,7 +153,9 @@ static void introspection_lists_every_option_but_the_mappings(void **state) {
     lp_options_key(lp_options_key_count() - 1, &info);
     assert_string_equal(info.key, "verbose");
     assert_int_equal(lp_options_key(lp_options_key_count(), &info), LP_ERR_INVALID);
-    assert_int_equal(lp_options_key(0, NULL), LP_ERR_INVALID);
+    assert_int_equal(lp_options_key_sized(0, NULL, sizeof(lp_option_info)), LP_ERR_INVALID);
+    assert_int_equal(lp_options_key_sized(0, &info, sizeof info.key),
+                     LP_ERR_INVALID); /* too small */
     /* A few rows as the CLI sees them. */
     lp_options_key(0, &info);
     assert_string_equal(info.key, "model");
