@@ -13,7 +13,7 @@
  *    - <action> is a verb (open, close, run, render, parse, format, set, load, free), or, for a
  *      getter, the noun of what it hands out, the same on every object and never with `get_`:
  *      lp_<object>_<thing>_count, lp_<object>_<thing> (filling an lp_<thing>_info: lp_session_node
- *      and lp_report_node an lp_node_info, lp_report_meta an lp_meta_info; lp_session_run_info
+ *      and lp_report_node an lp_node_info, lp_report_meta() an lp_meta_info; lp_session_run_info
  *      fills an lp_run_info), lp_<object>_find. A predicate is a getter too: it is named for
  *      the state, without `is_`, and writes 0 or 1 to an `int *out` (lp_session_frozen), so it
  *      returns a status like every other function. A part of the object may come first
