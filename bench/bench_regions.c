@@ -1,17 +1,17 @@
 /* bench_regions.c: what regions, steps and a disabled session cost a program's own loop, through
- * the public API only (links liblayerprof): lp_region_begin/lp_region_end, lp_session_forward,
- * lp_session_step, lp_session_enable, lp_context_enable.
+ * the public API only (links liblayerprof): lp_session_region_begin/lp_session_region_end,
+ * lp_session_forward, lp_session_step, lp_session_enable, lp_session_context_enable.
  *
  *   lp_bench_regions micro MODEL.pt [--pairs N] [--rounds R]
  *   lp_bench_regions macro MODEL.pt [--name N] [--target-s S] [--rounds R] [--clock cpu|wall]
  *                    [--diag 0|1]
  *
- * `micro`: the cost of one lp_region_begin + lp_region_end pair (no forward; the model only opens
- * the session) on a disabled session, in a disabled context of an enabled session, and on an
- * enabled session, beside an empty loop iteration and two calls of an empty function through a
- * pointer (what any out-of-line call costs). Each block runs N pairs back to back (caches and
- * branch predictors warm) and is timed as a whole on the thread's CPU clock; every round runs one
- * block of each setting, in an order that rotates by one each round.
+ * `micro`: the cost of one lp_session_region_begin + lp_session_region_end pair (no forward; the
+ * model only opens the session) on a disabled session, in a disabled context of an enabled session,
+ * and on an enabled session, beside an empty loop iteration and two calls of an empty function
+ * through a pointer (what any out-of-line call costs). Each block runs N pairs back to back (caches
+ * and branch predictors warm) and is timed as a whole on the thread's CPU clock; every round runs
+ * one block of each setting, in an order that rotates by one each round.
  *
  * `macro`: a program's loop on one model, one intra-op thread, the model's recorded inputs:
  *   bare         lp_session_forward on a disabled session, no region, no step: the cheapest
@@ -23,9 +23,9 @@
  *   [A/A] bare, [off+step]  (--diag 1) a second baseline (the harness's own bias) and bare
  *                forwards followed by lp_session_step on the disabled session.
  * All run on one session on one thread, settings switched between blocks with lp_session_enable /
- * lp_context_enable, in rotating interleaved blocks, so the machine's noise hits each alike.
- * Times are per iteration, on the thread's CPU clock (--clock wall: the wall clock); ratios are
- * against `bare`. Each iteration also measures, on the wall clock, the time it spends outside
+ * lp_session_context_enable, in rotating interleaved blocks, so the machine's noise hits each
+ * alike. Times are per iteration, on the thread's CPU clock (--clock wall: the wall clock); ratios
+ * are against `bare`. Each iteration also measures, on the wall clock, the time it spends outside
  * lp_session_forward: what the program's other calls cost where it makes them, right after a
  * forward has pushed layerprof's code and data out of the caches. The regions' cost is far below
  * the ratios' noise; this is where it shows.
@@ -85,8 +85,9 @@ typedef enum micro_kind { MICRO_EMPTY, MICRO_CALLS, MICRO_REGIONS } micro_kind;
 typedef struct micro_setting {
     const char *name;
     micro_kind kind;
-    int enabled, context; /* lp_session_enable, lp_context_enable("main") before each block */
-    bench_samples ns;     /* ns per pair, one per round */
+    int enabled,
+        context;      /* lp_session_enable, lp_session_context_enable("main") before each block */
+    bench_samples ns; /* ns per pair, one per round */
 } micro_setting;
 
 static void noop(lp_session *s, const char *name) {
@@ -99,7 +100,7 @@ static void (*volatile g_noop)(lp_session *, const char *) = noop;
 static double micro_block(lp_session *s, micro_setting *m, long n) {
     if (m->kind == MICRO_REGIONS) {
         check(lp_session_enable(s, m->enabled), "lp_session_enable");
-        check(lp_context_enable(s, "main", m->context), "lp_context_enable");
+        check(lp_session_context_enable(s, "main", m->context), "lp_session_context_enable");
     }
     int rc = 0;
     uint64_t t0 = bench_cpu_ns();
@@ -118,13 +119,13 @@ static double micro_block(lp_session *s, micro_setting *m, long n) {
         break;
     case MICRO_REGIONS:
         for (long i = 0; i < n; i++) {
-            rc |= lp_region_begin(s, "region");
-            rc |= lp_region_end(s, "region");
+            rc |= lp_session_region_begin(s, "region");
+            rc |= lp_session_region_end(s, "region");
         }
         break;
     }
     uint64_t t1 = bench_cpu_ns();
-    if (rc) die("lp_region_begin/lp_region_end in a block", rc);
+    if (rc) die("lp_session_region_begin/lp_session_region_end in a block", rc);
     return (double)(t1 - t0) / (double)n;
 }
 
@@ -159,7 +160,7 @@ static int cmd_micro(const char *path, long pairs, int rounds) {
     for (size_t i = 0; i < nm; i++)
         bench_samples_free(&ms[i].ns);
     check(lp_session_enable(s, 1), "lp_session_enable");
-    check(lp_context_enable(s, "main", 1), "lp_context_enable");
+    check(lp_session_context_enable(s, "main", 1), "lp_session_context_enable");
     /* Only the enabled blocks' pairs should have been recorded (warm-up included). */
     size_t idx = 0;
     lp_node_info ni;
@@ -183,10 +184,11 @@ static int cmd_micro(const char *path, long pairs, int rounds) {
 
 typedef struct macro_setting {
     const char *name;
-    int regions;           /* 0: bare lp_session_forward; 1: regions + forward + step; 2: step */
-    int enabled, context;  /* lp_session_enable, lp_context_enable("main") before each block */
-    int profiled;          /* whether its forwards are profiled (the table says so) */
-    bench_samples t;       /* per iteration, primary clock, timed rounds */
+    int regions; /* 0: bare lp_session_forward; 1: regions + forward + step; 2: step */
+    int enabled,
+        context;     /* lp_session_enable, lp_session_context_enable("main") before each block */
+    int profiled;    /* whether its forwards are profiled (the table says so) */
+    bench_samples t; /* per iteration, primary clock, timed rounds */
     bench_samples other;   /* the same on the other clock */
     bench_samples outside; /* wall ns per iteration outside lp_session_forward */
     bench_samples block;   /* per round: the block's median */
@@ -207,15 +209,15 @@ static double iteration(lp_session *s, int regions) {
         f1 = wall_ns();
         if (regions == 2) check(lp_session_step(s), "lp_session_step (no region)");
     } else {
-        check(lp_region_begin(s, "preprocess"), "lp_region_begin(preprocess)");
-        check(lp_region_end(s, "preprocess"), "lp_region_end(preprocess)");
-        check(lp_region_begin(s, "forward"), "lp_region_begin(forward)");
+        check(lp_session_region_begin(s, "preprocess"), "lp_session_region_begin(preprocess)");
+        check(lp_session_region_end(s, "preprocess"), "lp_session_region_end(preprocess)");
+        check(lp_session_region_begin(s, "forward"), "lp_session_region_begin(forward)");
         f0 = wall_ns();
         check(lp_session_forward(s, NULL, NULL), "lp_session_forward (in region forward)");
         f1 = wall_ns();
-        check(lp_region_end(s, "forward"), "lp_region_end(forward)");
-        check(lp_region_begin(s, "postprocess"), "lp_region_begin(postprocess)");
-        check(lp_region_end(s, "postprocess"), "lp_region_end(postprocess)");
+        check(lp_session_region_end(s, "forward"), "lp_session_region_end(forward)");
+        check(lp_session_region_begin(s, "postprocess"), "lp_session_region_begin(postprocess)");
+        check(lp_session_region_end(s, "postprocess"), "lp_session_region_end(postprocess)");
         check(lp_session_step(s), "lp_session_step");
     }
     uint64_t t1 = wall_ns();
@@ -224,7 +226,7 @@ static double iteration(lp_session *s, int regions) {
 
 static void macro_block(lp_session *s, macro_setting *m, int n, int record) {
     check(lp_session_enable(s, m->enabled), "lp_session_enable");
-    check(lp_context_enable(s, "main", m->context), "lp_context_enable");
+    check(lp_session_context_enable(s, "main", m->context), "lp_session_context_enable");
     size_t first = m->t.n;
     for (int i = 0; i < n; i++) {
         uint64_t a = wall_ns(), ac = bench_cpu_ns();
@@ -330,7 +332,7 @@ static int cmd_macro(const char *path, const char *name, double target_s, int ro
 
     /* What the session recorded: only on+regions's iterations should show (warm-up included). */
     check(lp_session_enable(s, 1), "lp_session_enable");
-    check(lp_context_enable(s, "main", 1), "lp_context_enable");
+    check(lp_session_context_enable(s, "main", 1), "lp_session_context_enable");
     uint64_t steps = 0, rec = ms[3].iters;
     for (size_t i = 0; i < nm; i++)
         steps += ms[i].steps;

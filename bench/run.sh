@@ -170,7 +170,7 @@ fi
 
 # ---- regions, steps, a disabled session (the public API) -------------------------------------
 echo
-echo "== Regions: one lp_region_begin + lp_region_end pair, back to back (ns of CPU time) =="
+echo "== Regions: one lp_session_region_begin + lp_session_region_end pair, back to back (ns of CPU time) =="
 if [ ! -x "$regions" ]; then
     echo "  skipped: lp_bench_regions was not built (no libtorch)"
 else

@@ -1,5 +1,5 @@
 /* args.c: the command line read into settings (args.h). getopt's long options are built from the
- * option table (lp_option_get), so every option the library knows is a flag with no code here;
+ * option table (lp_options_key), so every option the library knows is a flag with no code here;
  * only the flags that are not options (--format/--output pairing, --config, --print-config,
  * --help, --version) are handled by name. */
 #define _POSIX_C_SOURCE 200809L
@@ -108,7 +108,7 @@ static int add_output(cli_args *a, const char *format, const char *file) {
 }
 
 int cli_parse(cli_args *a, int argc, char **argv) {
-    size_t n_table = lp_option_count(), n = 0;
+    size_t n_table = lp_options_key_count(), n = 0;
     struct option *longopts = calloc(n_table + N_CLI_ONLY + 1, sizeof *longopts);
     char **flags = calloc(n_table, sizeof *flags); /* "--iterations", for messages */
     lp_option_info *infos = calloc(n_table, sizeof *infos);
@@ -119,7 +119,7 @@ int cli_parse(cli_args *a, int argc, char **argv) {
         goto done;
     }
     for (size_t i = 0; i < n_table; i++) {
-        lp_option_get(i, &infos[i]);
+        lp_options_key(i, &infos[i]);
         if (!infos[i].flag) continue;
         if (!(flags[i] = own(a, malloc(strlen(infos[i].flag) + 3)))) {
             rc = nomem();

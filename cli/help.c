@@ -1,4 +1,4 @@
-/* help.c: --help, generated from the option table (lp_option_get) and the CLI's own flags, one
+/* help.c: --help, generated from the option table (lp_options_key) and the CLI's own flags, one
  * section at a time, so a new option shows up here without an edit. */
 #include <stdio.h>
 #include <string.h>
@@ -53,7 +53,7 @@ static void put_flag(FILE *out, const lp_option_info *o) {
 }
 
 void cli_help(FILE *out) {
-    size_t n_table = lp_option_count(), n_cli;
+    size_t n_table = lp_options_key_count(), n_cli;
     const lp_option_info *cli = cli_only_flags(&n_cli);
     fputs("usage: layerprof MODEL.pt [options]\n"
           "       layerprof --config RUN.yaml [options]\n"
@@ -66,7 +66,7 @@ void cli_help(FILE *out) {
         fprintf(out, "\n%s:\n", lp_option_section_name((lp_option_section)s));
         for (size_t i = 0; i < n_table; i++) {
             lp_option_info o;
-            if (lp_option_get(i, &o) == LP_OK && o.flag && o.section == (lp_option_section)s)
+            if (lp_options_key(i, &o) == LP_OK && o.flag && o.section == (lp_option_section)s)
                 put_flag(out, &o);
         }
         for (size_t i = 0; i < n_cli; i++)

@@ -1,4 +1,4 @@
-/* help.h: --help, generated from the option table (lp_option_get) and the CLI's own flags. */
+/* help.h: --help, generated from the option table (lp_options_key) and the CLI's own flags. */
 #ifndef LP_CLI_HELP_H
 #define LP_CLI_HELP_H
 

@@ -49,8 +49,8 @@ static void show_progress(const lp_progress *p, void *payload) {
 static int apply(const cli_args *a, lp_options *o) {
     for (size_t i = 0; i < a->n_settings; i++) {
         lp_option_info info;
-        for (size_t k = 0; k < lp_option_count(); k++)
-            if (lp_option_get(k, &info) == LP_OK && info.repeatable &&
+        for (size_t k = 0; k < lp_options_key_count(); k++)
+            if (lp_options_key(k, &info) == LP_OK && info.repeatable &&
                 strcmp(info.key, a->settings[i].key) == 0) {
                 int rc = lp_options_set(o, info.key, NULL);
                 if (rc) return fail(rc);

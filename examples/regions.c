@@ -111,23 +111,23 @@ int main(int argc, char **argv) {
     size_t top = 0;
     float prob = 0;
     for (int i = 0; i < ITERATIONS && rc == LP_OK; i++) {
-        if ((rc = lp_region_begin(session, "preprocess"))) break;
+        if ((rc = lp_session_region_begin(session, "preprocess"))) break;
         capture_image(pixels, image_bytes, (uint32_t)i);
         for (int64_t b = 0; b < n; b++)
             normalise(pixels, chw + b * c * h * w, c, h, w);
         rc = lp_session_set_input(session, 0, chw, input_floats * sizeof *chw);
-        if (rc || (rc = lp_region_end(session, "preprocess"))) break;
+        if (rc || (rc = lp_session_region_end(session, "preprocess"))) break;
 
         void *out = NULL;
         size_t out_bytes = 0;
-        if ((rc = lp_region_begin(session, "forward"))) break;
+        if ((rc = lp_session_region_begin(session, "forward"))) break;
         rc = lp_session_forward(session, &out, &out_bytes);
-        if (rc || (rc = lp_region_end(session, "forward"))) break;
+        if (rc || (rc = lp_session_region_end(session, "forward"))) break;
 
-        if ((rc = lp_region_begin(session, "postprocess"))) break;
+        if ((rc = lp_session_region_begin(session, "postprocess"))) break;
         if (out_bytes >= sizeof(float)) top = top_class(out, out_bytes / sizeof(float), &prob);
         free(out);
-        if ((rc = lp_region_end(session, "postprocess"))) break;
+        if ((rc = lp_session_region_end(session, "postprocess"))) break;
         rc = lp_session_step(session);
     }
     free(pixels);

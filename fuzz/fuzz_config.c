@@ -63,7 +63,7 @@ static void check_round_trip(const lp_options *opts) {
 
 static void check_set(const char *text) {
     lp_option_info info;
-    if (!text[0] || lp_option_get((unsigned char)text[0] % lp_option_count(), &info) != LP_OK)
+    if (!text[0] || lp_options_key((unsigned char)text[0] % lp_options_key_count(), &info) != LP_OK)
         return;
     lp_options o;
     lp_options_init(&o);

@@ -18,6 +18,14 @@
 
 #include "layerprof.h"
 
+/* Keeps the texts the parsers copy; released after each input. */
+static lp_options g_owner;
+
+/* Both NULL, or both the same text. */
+static int same_text(const char *a, const char *b) {
+    return a && b ? strcmp(a, b) == 0 : a == b;
+}
+
 static void check_refusal(int rc, const char *what) {
     if (rc != LP_ERR_INVALID) {
         fprintf(stderr, "%s: status %d, not LP_ERR_INVALID: %s\n", what, rc, lp_error_last());
@@ -34,7 +42,8 @@ static void check_valid(const lp_input_spec *s, int is_file) {
     for (int i = 0; ok && i < s->ndim; i++)
         ok = s->shape[i] > 0;
     ok = ok && strcmp(lp_dtype_name(s->dtype), "unknown") != 0;
-    ok = ok && (is_file ? s->fill == LP_FILL_FILE && s->file[0] : s->fill != LP_FILL_FILE);
+    ok = ok && (is_file ? s->fill == LP_FILL_FILE && s->file && s->file[0]
+                        : s->fill != LP_FILL_FILE && !s->file);
     ok = ok && (!s->has_range || s->low < s->high);
     if (!ok) {
         fprintf(stderr, "accepted an invalid spec (ndim %d)\n", s->ndim);
@@ -54,13 +63,14 @@ static void check_round_trip(const lp_input_spec *s, int is_file) {
     if (!text) abort();
     if (lp_input_spec_format(s, text, (size_t)need + 1) != need) abort();
     lp_input_spec again;
-    int rc = is_file ? lp_input_file_spec_parse(text, &again) : lp_input_spec_parse(text, &again);
+    int rc = is_file ? lp_input_spec_parse_file(text, &again, &g_owner)
+                     : lp_input_spec_parse(text, &again);
     if (rc != LP_OK) {
         fprintf(stderr, "written spec '%s' does not parse: %s\n", text, lp_error_last());
         abort();
     }
     int same = again.ndim == s->ndim && again.dtype == s->dtype && again.fill == s->fill &&
-               again.has_range == s->has_range && strcmp(again.file, s->file) == 0 &&
+               again.has_range == s->has_range && same_text(again.file, s->file) &&
                memcmp(again.shape, s->shape, (size_t)s->ndim * sizeof s->shape[0]) == 0;
     if (same && s->has_range) same = again.low == s->low && again.high == s->high;
     if (!same) {
@@ -72,7 +82,7 @@ static void check_round_trip(const lp_input_spec *s, int is_file) {
 
 static int same_entry(const lp_input_spec *a, const lp_input_spec *b) {
     if (a->kind != b->kind || a->n_items != b->n_items || a->integer != b->integer ||
-        memcmp(&a->real, &b->real, sizeof a->real) != 0 || strcmp(a->file, b->file) != 0)
+        memcmp(&a->real, &b->real, sizeof a->real) != 0 || !same_text(a->file, b->file))
         return 0;
     if (a->kind != LP_INPUT_TENSOR) return 1;
     int same = a->ndim == b->ndim && a->dtype == b->dtype && a->fill == b->fill &&
@@ -86,7 +96,7 @@ static int same_entry(const lp_input_spec *a, const lp_input_spec *b) {
 static void check_structured(const char *text) {
     static lp_input_spec first[MAX_ENTRIES], again[MAX_ENTRIES];
     size_t n = 0, m = 0;
-    int rc = lp_input_parse(text, first, MAX_ENTRIES, &n);
+    int rc = lp_input_parse(text, first, MAX_ENTRIES, &n, &g_owner);
     if (rc != LP_OK) {
         check_refusal(rc, "lp_input_parse");
         return;
@@ -100,7 +110,7 @@ static void check_structured(const char *text) {
     char *written = malloc((size_t)need + 1);
     if (!written) abort();
     if (lp_input_format(first, n, written, (size_t)need + 1) != need) abort();
-    if (lp_input_parse(written, again, MAX_ENTRIES, &m) != LP_OK) {
+    if (lp_input_parse(written, again, MAX_ENTRIES, &m, &g_owner) != LP_OK) {
         fprintf(stderr, "written argument '%s' does not parse: %s\n", written, lp_error_last());
         abort();
     }
@@ -118,6 +128,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     memcpy(text, data, size);
     text[size] = '\0';
 
+    lp_options_init(&g_owner);
     lp_input_spec spec;
     int rc = lp_input_spec_parse(text, &spec);
     if (rc == LP_OK) {
@@ -127,14 +138,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         check_refusal(rc, "lp_input_spec_parse");
     }
 
-    rc = lp_input_file_spec_parse(text, &spec);
+    rc = lp_input_spec_parse_file(text, &spec, &g_owner);
     if (rc == LP_OK) {
         check_valid(&spec, 1);
         check_round_trip(&spec, 1);
     } else {
-        check_refusal(rc, "lp_input_file_spec_parse");
+        check_refusal(rc, "lp_input_spec_parse_file");
     }
     check_structured(text);
+    lp_options_release(&g_owner);
     free(text);
     return 0;
 }

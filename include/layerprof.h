@@ -3,6 +3,25 @@
  *
  * Conventions (read these first):
  *  - Every public name starts with `lp_` (types, functions) or `LP_` (macros, enum values).
+ *  - Naming: a function is lp_<object>_<action>[_<variant>].
+ *    - <object> is the handle or struct its first argument points to, without `lp_`: every
+ *      function taking an `lp_session *` first is lp_session_*, an `lp_report *` lp_report_*, an
+ *      `lp_config *` lp_config_*, an `lp_options *` lp_options_* (and the table of its keys,
+ *      lp_options_key*). A function without such an argument is named for the type it parses,
+ *      formats or names (lp_input_spec_parse, lp_format_name, lp_status_name), or for the library
+ *      itself (lp_version, lp_error_last).
+ *    - <action> is a verb (open, close, run, render, parse, format, set, load, free), or, for a
+ *      getter, the noun of what it hands out, the same on every object and never with `get_`:
+ *      lp_<object>_<thing>_count, lp_<object>_<thing> (filling an lp_<thing>_info: lp_session_node
+ *      and lp_report_node an lp_node_info, lp_report_meta() an lp_meta_info; lp_session_run_info
+ *      fills an lp_run_info), lp_<object>_find. A predicate is a getter too: it is named for
+ *      the state, without `is_`, and writes 0 or 1 to an `int *out` (lp_session_frozen), so it
+ *      returns a status like every other function. A part of the object may come first
+ *      (lp_session_region_begin, lp_session_forward_end).
+ *    - <variant> marks another form of the same action: _to (into an lp_write_fn), _in (in a
+ *      named context), _file, _string, _yaml (another source or sink), _version, and _sized (the
+ *      exported function behind a getter macro: see "Versioning"). A conversion from another
+ *      type says so: lp_format_from_path.
  *  - Handles are typed and opaque (`lp_session *`). Each is created by one `*_open`/`*_create`
  *    function and released by one `*_close`/`*_free` function; release functions accept NULL.
  *  - Every function that can fail returns an int status: LP_OK (0) or a negative `lp_status`.
@@ -35,10 +54,43 @@ extern "C" {
 #define LP_API
 #endif
 
+/* ------------------------------------------------------------------------------------------ */
+/* Versioning                                                                                  */
+/*
+ * Three things carry a version, each for its own reason.
+ *  - The library. LP_VERSION_* and LP_VERSION_NUMBER are the header a program was compiled
+ *    against; lp_version() and lp_version_number() the library it runs against. The ABI follows
+ *    the SONAME (docs/install.md): before 1.0 it is liblayerprof.so.MAJOR.MINOR, and a minor
+ *    release (0.1 -> 0.2) may rename, remove or re-lay-out anything, each change listed in
+ *    docs/api-changes.md; from 1.0 on the SONAME is the major version alone. A program never
+ *    loads a library of another SONAME, so the two rules below hold within one SONAME.
+ *  - Structs a program fills and the library reads: lp_options, with the lp_input_spec,
+ *    lp_output_spec and lp_schedule it holds or points to. lp_options starts with `version`,
+ *    which lp_options_init sets to LP_OPTIONS_VERSION. A field, not a size passed to each call,
+ *    because the struct travels: it is copied, kept in an lp_config, and handed to
+ *    lp_session_open, lp_options_validate, lp_options_set, lp_report_render and
+ *    lp_options_write_yaml, which all need to know which fields it has, and lp_options_init
+ *    must know which fields to write. A version names a set of fields, each version adding
+ *    fields at the end (its entries' too). The library reads every version it knows
+ *    (LP_OPTIONS_VERSION's comment): the fields a version lacks read as their defaults, and
+ *    nothing is written past the caller's version; a newer version is refused.
+ *  - Structs the library fills: lp_node_info, lp_op_info, lp_run_info, lp_meta_info and
+ *    lp_option_info. Their getters are macros that pass the caller's sizeof to the exported
+ *    _sized function, which copies out only that many bytes. A size, not a version, because the
+ *    program has nothing to set: the compiler supplies it at each call. A program built against
+ *    an older header gets the fields it knows; against a newer one, this library's fields. The
+ *    struct a callback receives (lp_progress) grows the same way, read only as far as the
+ *    program knows it.
+ * Both rules only add fields at the end; a field is never moved or removed within one SONAME.
+ */
+
+/* The version of this header. LP_VERSION_NUMBER orders versions as
+ * integers: major * 10000 + minor * 100 + patch (0.2.0 is 200, 1.2.3 is 10203). */
 #define LP_VERSION_MAJOR 0
-#define LP_VERSION_MINOR 1
+#define LP_VERSION_MINOR 2
 #define LP_VERSION_PATCH 0
-#define LP_VERSION_STRING "0.1.0"
+#define LP_VERSION_STRING "0.2.0"
+#define LP_VERSION_NUMBER (LP_VERSION_MAJOR * 10000ul + LP_VERSION_MINOR * 100ul + LP_VERSION_PATCH)
 
 /* ------------------------------------------------------------------------------------------ */
 /* Status codes and errors                                                                     */
@@ -62,8 +114,12 @@ LP_API const char *lp_error_last(void);
 /* A short name for a status code ("invalid argument"). Static storage. */
 LP_API const char *lp_status_name(int status);
 
-/* The library version string, e.g. "0.1.0". Static storage. */
+/* The library version string, e.g. "0.2.0". Static storage. */
 LP_API const char *lp_version(void);
+
+/* The library's version as LP_VERSION_NUMBER spells it (200 for 0.2.0): what the program runs
+ * against, where LP_VERSION_NUMBER is what it was compiled against. */
+LP_API unsigned long lp_version_number(void);
 
 /* The libtorch version the library was built against, e.g. "1.13" or "2.15". Static storage. */
 LP_API const char *lp_torch_version(void);
@@ -92,7 +148,7 @@ typedef enum lp_fill {
     LP_FILL_RANDOM = 0, /* uniform in [low, high); float default [0, 1), integers need a range */
     LP_FILL_ZEROS,
     LP_FILL_ONES,
-    LP_FILL_FILE /* raw little-endian data read from `file` */
+    LP_FILL_FILE /* raw little-endian data read from the file `file` */
 } lp_fill;
 
 /* What one entry of an input list is. Structured arguments (List[Tensor], tuples, dicts) are
@@ -114,8 +170,14 @@ typedef enum lp_input_kind {
                        positional arguments, anything else is one argument */
 } lp_input_kind;
 
-/* One input, or one entry of a structured input (above). Plain data, no pointers: copy it
- * freely. A zeroed spec is a tensor, as before `kind` existed. */
+/* The options of a run (see "Options" below): the parsers of this section put the texts they
+ * copy in them. */
+typedef struct lp_options lp_options;
+
+/* One input, or one entry of a structured input (above). Plain data but for `file`, which is
+ * borrowed like every pointer of lp_options: a copy of the spec points to the same text. The
+ * parsers below put it in the options they are given (`owner`). A zeroed spec is a tensor, as
+ * before `kind` existed. */
 typedef struct lp_input_spec {
     int ndim;
     int64_t shape[LP_MAX_DIMS];
@@ -123,7 +185,8 @@ typedef struct lp_input_spec {
     lp_fill fill;
     int has_range; /* 1 when low/high were given (required for random integer inputs) */
     double low, high;
-    char file[LP_PATH_MAX]; /* LP_FILL_FILE; the text of LP_INPUT_STR; LP_INPUT_SAVED's file */
+    const char *file; /* LP_FILL_FILE's file; the text of LP_INPUT_STR; LP_INPUT_SAVED's file;
+                         else NULL. At most LP_PATH_MAX - 1 bytes when a parser wrote it */
     lp_input_kind kind;
     int64_t integer; /* LP_INPUT_INT, LP_INPUT_BOOL */
     double real;     /* LP_INPUT_FLOAT */
@@ -138,8 +201,12 @@ LP_API int lp_input_spec_parse(const char *text, lp_input_spec *out);
  * lp_input_kind); *n receives how many it used. Besides a tensor spec (as lp_input_spec_parse):
  * lists [a, b], tuples (a, b), dicts {key: a, int:3: b} (a key is a bare word or int:N), the
  * scalars int:5, float:0.5, bool:true, str:TEXT and none, and saved:FILE.pt (torch.save's
- * arguments), nested freely. */
-LP_API int lp_input_parse(const char *text, lp_input_spec *out, size_t max, size_t *n);
+ * arguments), nested freely.
+ * Ownership: the texts entries point to (str:, saved:, dict keys) are copied into owner->store,
+ * as lp_options_set does, and live until lp_options_release(owner); pass the options the entries
+ * are for. `owner` may be NULL when `text` holds no text (LP_ERR_INVALID when it does). */
+LP_API int lp_input_parse(const char *text, lp_input_spec *out, size_t max, size_t *n,
+                          lp_options *owner);
 
 /* Writes the value that starts at entries[0] (of `n`) back in lp_input_parse's syntax. Returns the
  * length it needed (like snprintf), or a negative status when the entries do not hold one whole
@@ -150,8 +217,9 @@ LP_API int lp_input_format(const lp_input_spec *entries, size_t n, char *buf, si
  * scalar, more for a container. 0 when they do not hold one whole, well-formed value. */
 LP_API size_t lp_input_value_size(const lp_input_spec *entries, size_t n);
 
-/* Parses "FILE:SHAPE[:DTYPE]" (raw little-endian data). FILE may itself contain ':'. */
-LP_API int lp_input_file_spec_parse(const char *text, lp_input_spec *out);
+/* Parses "FILE:SHAPE[:DTYPE]" (raw little-endian data). FILE may itself contain ':'. out->file
+ * points to a copy of FILE in owner->store, as for lp_input_parse (`owner` is required). */
+LP_API int lp_input_spec_parse_file(const char *text, lp_input_spec *out, lp_options *owner);
 
 /* Writes the spec back in the syntax lp_input_spec_parse reads (files as "FILE:SHAPE:DTYPE"); a
  * scalar entry as lp_input_parse reads it. Returns the length it needed (like snprintf). */
@@ -241,11 +309,12 @@ typedef struct lp_session lp_session;
  * then holds that cycle's figures: read or render them here. */
 typedef void (*lp_cycle_fn)(lp_session *session, int cycle, void *payload);
 
-/* The options' layout version. A program holds the version of the layerprof.h it was built
- * against (lp_options_init writes it), and the library reads every version from 2 on: fields a
- * version lacks read as their defaults, and nothing is written past its end. 2: every field up to
- * `store`, with the shorter lp_input_spec of that time (no `kind` and after). 3: adds `libraries`
- * and structured inputs. */
+/* The options' version (see "Versioning"). A program holds the version of the layerprof.h it was
+ * built against (lp_options_init writes it), and the library reads every version from 2 on:
+ * fields a version lacks read as their defaults, and nothing is written past its end. 2: every
+ * field up to `store`, with the shorter lp_input_spec of that time (no `kind` and after). 3: adds
+ * `libraries` and structured inputs. Versions name fields; the layout is this SONAME's (0.2 made
+ * lp_input_spec.file a pointer, in every version). */
 #define LP_OPTIONS_VERSION 3
 
 /* Where lp_options_set makes the strings and arrays it sets point (opaque). */
@@ -253,7 +322,7 @@ typedef struct lp_options_store lp_options_store;
 
 /* Everything a profiling run can be told. Initialise with lp_options_init; fields only grow at the
  * end. Pointers are borrowed (see the conventions above), except those lp_options_set made, which
- * point into `store`. Every field is an option of the table lp_option_get lists (its key is the
+ * point into `store`. Every field is an option of the table lp_options_key lists (its key is the
  * field's YAML key), except the callbacks, `version` and `store`. */
 typedef struct lp_options {
     unsigned version; /* LP_OPTIONS_VERSION */
@@ -345,7 +414,7 @@ LP_API int lp_options_validate(const lp_options *opts);
 
 /* Sets one option from text, for programs that hold their settings as strings (the CLI does).
  * `key` is the YAML config's key, dotted for nested mappings: "iterations", "display.sort",
- * "profile.memory", "schedule" (lp_option_get lists them all). `value` is what the CLI flag takes:
+ * "profile.memory", "schedule" (lp_options_key lists them all). `value` is what the CLI flag takes:
  * "10", "true" or "false" (also yes/no, on/off), "graph", "self_cpu,calls",
  * "wait=1,active=3". Lists:
  *  - "display.columns" replaces the whole list ("self_cpu,calls": ids separated by commas);
@@ -394,11 +463,13 @@ typedef struct lp_option_info {
     int in_yaml;     /* 1: `key` is a key of the YAML config; 0: lp_options_set only */
 } lp_option_info;
 
-/* The number of options lp_option_get lists. */
-LP_API size_t lp_option_count(void);
+/* The number of options lp_options_key lists. */
+LP_API size_t lp_options_key_count(void);
 
-/* Fills `out` for option `index` (0 to lp_option_count() - 1), in the YAML file's order. */
-LP_API int lp_option_get(size_t index, lp_option_info *out);
+/* Fills `out` for option `index` (0 to lp_options_key_count() - 1), in the YAML file's order.
+ * A getter macro over lp_options_key_sized, like the report's (see "Versioning"). */
+LP_API int lp_options_key_sized(size_t index, lp_option_info *out, size_t out_size);
+#define lp_options_key(index, out) lp_options_key_sized((index), (out), sizeof *(out))
 
 /* ------------------------------------------------------------------------------------------ */
 /* Sessions                                                                                    */
@@ -495,15 +566,15 @@ LP_API int lp_session_set_input(lp_session *session, size_t index, const void *d
 /* Opens region `name` on the calling thread, inside the innermost open region, or at the top of
  * context "main" when none is open. Regions nest; each (parent, name) is one node of the tree.
  * Cheap: no allocation once the region was seen, no lock, no string built. */
-LP_API int lp_region_begin(lp_session *session, const char *name);
+LP_API int lp_session_region_begin(lp_session *session, const char *name);
 
 /* The same, in `context` (torchtimer's create_context): a top-level group of regions. Inside an
  * open region it must name that region's context. */
-LP_API int lp_region_begin_in(lp_session *session, const char *context, const char *name);
+LP_API int lp_session_region_begin_in(lp_session *session, const char *context, const char *name);
 
 /* Closes the innermost region open on the calling thread, which must be `name` (NULL: whichever
  * it is). LP_ERR_STATE, with a message naming both, when none is open or the names differ. */
-LP_API int lp_region_end(lp_session *session, const char *name);
+LP_API int lp_session_region_end(lp_session *session, const char *name);
 
 /* Marks the end of one iteration of the program's loop: counts it, and moves the schedule on
  * (which may complete a cycle). lp_session_run counts its own forwards: do not mix the two. */
@@ -515,7 +586,7 @@ LP_API int lp_session_enable(lp_session *session, int enabled);
 
 /* The same for one context (torchtimer's enable_context/disable_context); the context need not
  * exist yet. */
-LP_API int lp_context_enable(lp_session *session, const char *context, int enabled);
+LP_API int lp_session_context_enable(lp_session *session, const char *context, int enabled);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Reading the report                                                                          */
@@ -621,8 +692,9 @@ LP_API int lp_session_node_sized(const lp_session *session, size_t index, lp_nod
  * until more is recorded (see "Lifetimes" above). */
 LP_API int lp_session_find(const lp_session *session, const char *path, size_t *out);
 
-/* 1 when the model has no submodule frames to hook (frozen / optimize_for_inference). */
-LP_API int lp_session_is_frozen(const lp_session *session);
+/* *out receives 1 when the model has no submodule frames to hook (frozen /
+ * optimize_for_inference), else 0. */
+LP_API int lp_session_frozen(const lp_session *session, int *out);
 
 /* One op row of the finished tree (options.events): an op directly under a module, or under the
  * op that called it. Rows with the same (module, parent op, name, shapes) are one row; op calls
@@ -694,14 +766,14 @@ LP_API void lp_report_free(lp_report *report);
 
 /* The run a report describes. Strings are borrowed from the report ("" when the file lacks one)
  * and valid until lp_report_free. */
-typedef struct lp_report_meta {
+typedef struct lp_meta_info {
     int schema_version;
     const char *model, *device, *mode, *libtorch_version, *layerprof_version, *date;
     uint64_t iterations; /* every raw_* sum is over these */
-} lp_report_meta;
+} lp_meta_info;
 
-LP_API int lp_report_get_meta_sized(const lp_report *report, lp_report_meta *out, size_t out_size);
-#define lp_report_get_meta(report, out) lp_report_get_meta_sized((report), (out), sizeof *(out))
+LP_API int lp_report_meta_sized(const lp_report *report, lp_meta_info *out, size_t out_size);
+#define lp_report_meta(report, out) lp_report_meta_sized((report), (out), sizeof *(out))
 
 /* The module tree, as lp_session_node_count / lp_session_node / lp_session_find do. A report never
  * changes: indices and strings are valid until lp_report_free. */
@@ -712,18 +784,15 @@ LP_API int lp_report_node_sized(const lp_report *report, size_t index, lp_node_i
     lp_report_node_sized((report), (index), (out), sizeof *(out))
 LP_API int lp_report_find(const lp_report *report, const char *path, size_t *out);
 
-/* Renders the report in `format` with default display options. LP_FORMAT_JSON writes back the
- * exact bytes layerprof wrote. LP_ERR_UNSUPPORTED for LP_FORMAT_TRACE: files hold no timeline. */
-LP_API int lp_report_render(const lp_report *report, lp_format format, FILE *out);
+/* Renders the report in `format` to `out`, with a session's display options read from `display`
+ * (NULL: the defaults): depth, sort, top, columns, units, ascii, and events (0 hides the op rows
+ * a report holds). The rest of `display` is not read. Column ids and the sort key are checked
+ * first: nothing is written when one is unknown. LP_FORMAT_JSON writes back the exact bytes
+ * layerprof wrote. LP_ERR_UNSUPPORTED for LP_FORMAT_TRACE: files hold no timeline. */
+LP_API int lp_report_render(const lp_report *report, lp_format format, const lp_options *display,
+                            FILE *out);
 
-/* lp_report_render with a session's display options, read from `display` (NULL: the defaults):
- * depth, sort, top, columns, units, ascii, and events (0 hides the op rows a report holds). The
- * rest of `display` is not read. Column ids and the sort key are checked first: nothing is written
- * when one is unknown. */
-LP_API int lp_report_render_with(const lp_report *report, lp_format format,
-                                 const lp_options *display, FILE *out);
-
-/* lp_report_render_with, its bytes handed to `write` (see lp_write_fn). */
+/* lp_report_render, its bytes handed to `write` (see lp_write_fn). */
 LP_API int lp_report_render_to(const lp_report *report, lp_format format, const lp_options *display,
                                lp_write_fn write, void *payload);
 

@@ -181,4 +181,10 @@ class Session {
 
 } // namespace layerprof
 
+/* The helpers above are expanded where torch_build() is defined: they are not left defined in
+ * the program that includes this header. */
+#undef LAYERPROF_CXX11_ABI
+#undef LAYERPROF_STR
+#undef LAYERPROF_STR2
+
 #endif

@@ -30,8 +30,10 @@ int lp_session_find(const lp_session *s, const char *path, size_t *out) {
     return LP_OK;
 }
 
-int lp_session_is_frozen(const lp_session *s) {
-    return s && s->tree.n_nodes == 1;
+int lp_session_frozen(const lp_session *s, int *out) {
+    if (!s || !out) return lp_error_set(LP_ERR_INVALID, "lp_session_frozen: NULL argument");
+    *out = s->tree.n_nodes == 1;
+    return LP_OK;
 }
 
 int lp_session_op_count(const lp_session *s, size_t *out) {

@@ -38,6 +38,7 @@ struct lp_session {
     lp_output_spec *outputs;
     char **output_files;
     lp_input_spec inputs[LP_MAX_INPUTS];
+    char *input_texts[LP_MAX_INPUTS]; /* the session's copies of inputs[i].file */
     size_t n_inputs;
 
     lps_model *model;

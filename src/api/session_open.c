@@ -101,9 +101,21 @@ static int check_writable(const char *file) {
     return ok ? LP_OK : lp_error_set(LP_ERR_IO, "cannot write '%s': %s", file, strerror(err));
 }
 
+/* Points the inputs' texts (file names, str: values) to the session's own copies, made from
+ * wherever they pointed. */
+static int keep_input_texts(lp_session *s) {
+    for (size_t i = 0; i < s->n_inputs; i++) {
+        if (!s->inputs[i].file) continue;
+        if (!(s->input_texts[i] = dup_or_null(s->inputs[i].file)))
+            return lp_error_set(LP_ERR_NOMEM, "out of memory");
+        s->inputs[i].file = s->input_texts[i];
+    }
+    return LP_OK;
+}
+
 /* The model's recorded inputs ("layerprof.inputs": one argument per line, in the --input syntax)
- * when none were given. */
-static int default_inputs(lp_session *s) {
+ * when none were given; `owner` keeps their texts until keep_input_texts copies them. */
+static int default_inputs(lp_session *s, lp_options *owner) {
     const char *text = lps_model_default_inputs(s->model);
     if (!text)
         return lp_error_set(
@@ -120,8 +132,8 @@ static int default_inputs(lp_session *s) {
             memcpy(line, text, len);
             line[len] = '\0';
             size_t got;
-            int rc =
-                lp_input_parse(line, &s->inputs[s->n_inputs], LP_MAX_INPUTS - s->n_inputs, &got);
+            int rc = lp_input_parse(line, &s->inputs[s->n_inputs], LP_MAX_INPUTS - s->n_inputs,
+                                    &got, owner);
             if (rc) return rc;
             s->n_inputs += got;
         }
@@ -249,9 +261,14 @@ int session_open_from(lp_session **out, const lp_options *opts, const session_so
     if (opts->n_inputs) {
         memcpy(s->inputs, opts->inputs, opts->n_inputs * sizeof *s->inputs);
         s->n_inputs = opts->n_inputs;
-    } else if (!s->attached && (rc = default_inputs(s))) {
-        goto fail;
+        rc = keep_input_texts(s);
+    } else if (!s->attached) {
+        lp_options owner;
+        lp_options_init(&owner);
+        if (!(rc = default_inputs(s, &owner))) rc = keep_input_texts(s);
+        lp_options_release(&owner);
     }
+    if (rc) goto fail;
     /* An attached module without inputs has none: the program runs its own forwards. */
     if (s->n_inputs || !s->attached) {
         if ((rc = check_input_sizes(s))) goto fail;
@@ -370,5 +387,7 @@ void lp_session_close(lp_session *s) {
     free_list(s->columns, s->opts.n_columns);
     free_list(s->output_files, s->opts.n_outputs);
     free(s->outputs);
+    for (size_t i = 0; i < s->n_inputs; i++)
+        free(s->input_texts[i]);
     free(s);
 }

@@ -52,43 +52,45 @@ static int region_open(lp_session *s, int32_t parent, const char *name, const ch
     return rc;
 }
 
-int lp_region_begin(lp_session *s, const char *name) {
-    if (!s) return lp_error_set(LP_ERR_INVALID, "lp_region_begin: session is NULL");
-    if (!name) return lp_error_set(LP_ERR_INVALID, "lp_region_begin: the region name is NULL");
+int lp_session_region_begin(lp_session *s, const char *name) {
+    if (!s) return lp_error_set(LP_ERR_INVALID, "lp_session_region_begin: session is NULL");
+    if (!name)
+        return lp_error_set(LP_ERR_INVALID, "lp_session_region_begin: the region name is NULL");
     int32_t parent = lp_collector_open_region(s->collector);
     if (parent < 0 && (parent = context_id(s, "main")) < 0) return parent;
-    return region_open(s, parent, name, "lp_region_begin");
+    return region_open(s, parent, name, "lp_session_region_begin");
 }
 
-int lp_region_begin_in(lp_session *s, const char *context, const char *name) {
-    if (!s) return lp_error_set(LP_ERR_INVALID, "lp_region_begin_in: session is NULL");
-    int rc = check_name("context", context, "lp_region_begin_in");
+int lp_session_region_begin_in(lp_session *s, const char *context, const char *name) {
+    if (!s) return lp_error_set(LP_ERR_INVALID, "lp_session_region_begin_in: session is NULL");
+    int rc = check_name("context", context, "lp_session_region_begin_in");
     if (rc) return rc;
-    if (!name) return lp_error_set(LP_ERR_INVALID, "lp_region_begin_in: the region name is NULL");
+    if (!name)
+        return lp_error_set(LP_ERR_INVALID, "lp_session_region_begin_in: the region name is NULL");
     int32_t ctx = context_id(s, context);
     if (ctx < 0) return ctx;
     int32_t parent = lp_collector_open_region(s->collector);
     if (parent >= 0 && lp_region_get(s->collector, parent)->context != ctx) {
         const lp_region_entry *open = lp_region_get(s->collector, parent);
-        return lp_error_set(LP_ERR_STATE,
-                            "lp_region_begin_in('%s', '%s'): region '%s' of context '%s' is open: "
-                            "a region nests only in its own context",
-                            context, name, open->name,
-                            lp_region_get(s->collector, open->context)->name);
+        return lp_error_set(
+            LP_ERR_STATE,
+            "lp_session_region_begin_in('%s', '%s'): region '%s' of context '%s' is open: "
+            "a region nests only in its own context",
+            context, name, open->name, lp_region_get(s->collector, open->context)->name);
     }
-    return region_open(s, parent >= 0 ? parent : ctx, name, "lp_region_begin_in");
+    return region_open(s, parent >= 0 ? parent : ctx, name, "lp_session_region_begin_in");
 }
 
-int lp_region_end(lp_session *s, const char *name) {
-    if (!s) return lp_error_set(LP_ERR_INVALID, "lp_region_end: session is NULL");
+int lp_session_region_end(lp_session *s, const char *name) {
+    if (!s) return lp_error_set(LP_ERR_INVALID, "lp_session_region_end: session is NULL");
     int rc = lp_ev_region_end(s->collector, name);
     if (!rc) atomic_store_explicit(&s->dirty, 1, memory_order_relaxed);
     return rc;
 }
 
-int lp_context_enable(lp_session *s, const char *context, int enabled) {
-    if (!s) return lp_error_set(LP_ERR_INVALID, "lp_context_enable: session is NULL");
-    int rc = check_name("context", context, "lp_context_enable");
+int lp_session_context_enable(lp_session *s, const char *context, int enabled) {
+    if (!s) return lp_error_set(LP_ERR_INVALID, "lp_session_context_enable: session is NULL");
+    int rc = check_name("context", context, "lp_session_context_enable");
     if (rc) return rc;
     int32_t id = context_id(s, context);
     if (id < 0) return id;

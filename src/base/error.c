@@ -51,7 +51,3 @@ const char *lp_status_name(int status) {
         return "unknown status";
     }
 }
-
-const char *lp_version(void) {
-    return LP_VERSION_STRING;
-}

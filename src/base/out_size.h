@@ -1,7 +1,8 @@
-/* out_size.h: output structs (lp_node_info, lp_op_info, lp_run_info, lp_report_meta) a program
- * may know smaller, from an older layerprof.h. Their getters are macros that pass the caller's
- * sizeof; the library fills its own, whole struct and copies out only that many bytes, so fields
- * added later are never written past the caller's struct. Fields are only ever added at the end. */
+/* out_size.h: output structs (lp_node_info, lp_op_info, lp_run_info, lp_meta_info,
+ * lp_option_info) a program may know smaller, from an older layerprof.h. Their getters are macros
+ * that pass the caller's sizeof; the library fills its own, whole struct and copies out only that
+ * many bytes, so fields added later are never written past the caller's struct. Fields are only
+ * ever added at the end. */
 #ifndef LP_OUT_SIZE_H
 #define LP_OUT_SIZE_H
 
@@ -17,7 +18,8 @@
 #define LP_NODE_INFO_SIZE_1 LP_FIELD_END(lp_node_info, container)
 #define LP_OP_INFO_SIZE_1 LP_FIELD_END(lp_op_info, share)
 #define LP_RUN_INFO_SIZE_1 LP_FIELD_END(lp_run_info, graph_sites_hit)
-#define LP_REPORT_META_SIZE_1 LP_FIELD_END(lp_report_meta, iterations)
+#define LP_REPORT_META_SIZE_1 LP_FIELD_END(lp_meta_info, iterations)
+#define LP_OPTION_INFO_SIZE_1 LP_FIELD_END(lp_option_info, in_yaml)
 
 /* LP_OK when `size` is at least `first` (the struct's first version), else LP_ERR_INVALID naming
  * `type` and the getter. */

@@ -124,17 +124,17 @@ typedef struct lp_collector_stats {
 } lp_collector_stats;
 void lp_collector_get_stats(const lp_collector *c, lp_collector_stats *out);
 
-/* --- regions (lp_region_begin): the program's own code segments ----------------------------------
- * A region is named by (parent region, name); a parent of -1 makes a context, the top-level group
- * of regions. Ids are dense from 0 in creation order and never change. At most LP_MAX_REGIONS
- * regions and contexts together. */
+/* --- regions (lp_session_region_begin): the program's own code segments
+ * ---------------------------------- A region is named by (parent region, name); a parent of -1
+ * makes a context, the top-level group of regions. Ids are dense from 0 in creation order and never
+ * change. At most LP_MAX_REGIONS regions and contexts together. */
 #define LP_MAX_REGIONS 512
 
 typedef struct lp_region_entry {
     char *name;          /* owned */
     int32_t parent;      /* -1 for a context */
     int32_t context;     /* the context it belongs to (itself for a context) */
-    _Atomic int enabled; /* contexts: lp_context_enable */
+    _Atomic int enabled; /* contexts: lp_session_context_enable */
 } lp_region_entry;
 
 /* The id of (parent, name), created on first sight (a lock and an allocation, once); lock-free

@@ -23,7 +23,7 @@
 #define LP_MAX_THREADS 64
 #define LP_REGION_INDEX_CAP (LP_MAX_REGIONS * 2) /* open addressing, at most half full */
 
-/* REGION frames are the program's own code segments (lp_region_begin): they sit below every
+/* REGION frames are the program's own code segments (lp_session_region_begin): they sit below every
  * module frame of a forward run inside them, measure themselves, and never make the calls above
  * them measured (path selection still decides that). */
 enum { FRAME_MODULE = 0, FRAME_OP = 1, FRAME_PASS = 2, FRAME_REGION = 3 };

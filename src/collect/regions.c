@@ -1,5 +1,5 @@
-/* regions.c: the program's own code segments (lp_region_begin, collector.h): the region table,
- * written once per region under a lock and read lock-free, and the REGION frames that region
+/* regions.c: the program's own code segments (lp_session_region_begin, collector.h): the region
+ * table, written once per region under a lock and read lock-free, and the REGION frames that region
  * events push on the calling thread's stack, below the module frames of the forwards run inside. */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -125,16 +125,18 @@ int lp_ev_region_end(lp_collector *c, const char *name) {
     lp_thread_state *ts = lp_collector_thread(c);
     const lp_frame *top = ts && ts->sp ? &ts->stack[ts->sp - 1] : NULL;
     if (!top || top->region_frame < 0)
-        return lp_error_set(LP_ERR_STATE, "lp_region_end('%s'): no region is open on this thread",
+        return lp_error_set(LP_ERR_STATE,
+                            "lp_session_region_end('%s'): no region is open on this thread",
                             name ? name : "(innermost)");
     if (top->kind != FRAME_REGION)
         return lp_error_set(LP_ERR_STATE,
-                            "lp_region_end: a forward is still running on this thread");
+                            "lp_session_region_end: a forward is still running on this thread");
     const char *open = c->regions[top->node].name;
     if (name && strcmp(name, open) != 0)
-        return lp_error_set(LP_ERR_STATE,
-                            "lp_region_end('%s'): the innermost open region is '%s': end it first",
-                            name, open);
+        return lp_error_set(
+            LP_ERR_STATE,
+            "lp_session_region_end('%s'): the innermost open region is '%s': end it first", name,
+            open);
     lp_collector_pop(c, ts, top->measured ? c->clock() : 0);
     return LP_OK;
 }

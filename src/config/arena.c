@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "config/arena.h"
+#include "layerprof.h"
 
 struct lp_arena {
     void **blocks;
@@ -41,4 +42,26 @@ void lp_arena_free(lp_arena *a) {
         free(a->blocks[i]);
     free(a->blocks);
     free(a);
+}
+
+/* lp_options_store (layerprof.h) is opaque: here it is an arena. */
+struct lp_options_store {
+    lp_arena *arena;
+};
+
+lp_arena *lp_options_arena(lp_options *o) {
+    if (o->store) return o->store->arena;
+    lp_options_store *s = calloc(1, sizeof *s);
+    if (s && !(s->arena = lp_arena_new())) {
+        free(s);
+        s = NULL;
+    }
+    return (o->store = s) ? s->arena : NULL;
+}
+
+void lp_options_arena_free(lp_options *o) {
+    if (!o->store) return;
+    lp_arena_free(o->store->arena);
+    free(o->store);
+    o->store = NULL;
 }

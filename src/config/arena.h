@@ -6,6 +6,8 @@
 
 #include <stddef.h>
 
+#include "layerprof.h"
+
 typedef struct lp_arena lp_arena;
 
 /* An empty arena, or NULL when out of memory. */
@@ -20,5 +22,12 @@ char *lp_arena_strndup(lp_arena *arena, const char *s, size_t len);
 
 /* Frees every allocation and the arena. NULL is allowed. */
 void lp_arena_free(lp_arena *arena);
+
+/* The arena of opts->store, where lp_options_set and the input parsers copy what the options
+ * point to: created on first need; NULL when out of memory. */
+lp_arena *lp_options_arena(lp_options *opts);
+
+/* Frees opts->store and everything in it, and sets it to NULL. */
+void lp_options_arena_free(lp_options *opts);
 
 #endif

@@ -21,6 +21,7 @@ typedef struct parser {
     const char *p;
     lp_input_spec *out;
     size_t max, n;
+    lp_arena *arena; /* where texts are kept; NULL: none may be */
 } parser;
 
 static const char *const k_syntax =
@@ -79,11 +80,15 @@ static int bad_atom(parser *ps, const char *s, size_t len, const char *why) {
 }
 
 static int copy_text(parser *ps, lp_input_spec *spec, const char *s, size_t len) {
-    if (len >= sizeof spec->file)
+    if (len >= LP_PATH_MAX)
         return lp_error_set(LP_ERR_INVALID, "input '%s': text longer than %d bytes", ps->text,
                             LP_PATH_MAX - 1);
-    memcpy(spec->file, s, len);
-    spec->file[len] = '\0';
+    if (!ps->arena)
+        return lp_error_set(LP_ERR_INVALID,
+                            "input '%s': a text needs options to keep it (lp_input_parse's owner)",
+                            ps->text);
+    if (!(spec->file = lp_arena_strndup(ps->arena, s, len)))
+        return lp_error_set(LP_ERR_NOMEM, "out of memory reading input '%s'", ps->text);
     return LP_OK;
 }
 
@@ -223,11 +228,20 @@ static int value(parser *ps, int top, int depth) {
     }
 }
 
-int lp_input_parse(const char *text, lp_input_spec *out, size_t max, size_t *n) {
+int lp_input_parse(const char *text, lp_input_spec *out, size_t max, size_t *n, lp_options *owner) {
+    if (!text || (!out && max) || !n)
+        return lp_error_set(LP_ERR_INVALID, "lp_input_parse: NULL argument");
+    lp_arena *arena;
+    int rc = lp_input_owner_arena(owner, &arena);
+    return rc ? rc : lp_input_parse_in(arena, text, out, max, n);
+}
+
+int lp_input_parse_in(lp_arena *arena, const char *text, lp_input_spec *out, size_t max,
+                      size_t *n) {
     if (!text || (!out && max) || !n)
         return lp_error_set(LP_ERR_INVALID, "lp_input_parse: NULL argument");
     *n = 0;
-    parser ps = {text, text, out, max, 0};
+    parser ps = {text, text, out, max, 0, arena};
     int rc = value(&ps, 1, 0);
     if (rc) return rc;
     skip_space(&ps);
@@ -244,16 +258,17 @@ static size_t value_size(const lp_input_spec *e, size_t n, int depth) {
     if (n == 0 || depth > MAX_DEPTH) return 0;
     switch (e->kind) {
     case LP_INPUT_TENSOR:
-        return e->ndim >= 0 && e->ndim <= LP_MAX_DIMS ? 1 : 0;
+        return e->ndim >= 0 && e->ndim <= LP_MAX_DIMS && (e->fill != LP_FILL_FILE || e->file) ? 1
+                                                                                              : 0;
     case LP_INPUT_INT:
     case LP_INPUT_FLOAT:
     case LP_INPUT_BOOL:
     case LP_INPUT_NONE:
         return 1;
     case LP_INPUT_STR:
-        return memchr(e->file, '\0', sizeof e->file) ? 1 : 0;
+        return e->file ? 1 : 0;
     case LP_INPUT_SAVED:
-        return depth == 0 && e->file[0] && memchr(e->file, '\0', sizeof e->file) ? 1 : 0;
+        return depth == 0 && e->file && e->file[0] ? 1 : 0;
     case LP_INPUT_LIST:
     case LP_INPUT_TUPLE:
     case LP_INPUT_DICT: {
@@ -302,11 +317,19 @@ static size_t format_value(writer *w, const lp_input_spec *e) {
         [LP_INPUT_LIST] = '[', [LP_INPUT_TUPLE] = '(', [LP_INPUT_DICT] = '{'};
     static const char close[] = {
         [LP_INPUT_LIST] = ']', [LP_INPUT_TUPLE] = ')', [LP_INPUT_DICT] = '}'};
-    char tensor[LP_PATH_MAX + 300];
+    char tensor[LP_MAX_DIMS * 21 + 128]; /* a tensor spec without its file */
     switch (e->kind) {
     case LP_INPUT_TENSOR:
-        lp_input_spec_format(e, tensor, sizeof tensor);
-        put(w, "%s", tensor);
+        if (e->fill == LP_FILL_FILE) { /* FILE:SHAPE:DTYPE, the file name of any length */
+            lp_input_spec shape = *e;
+            shape.fill = LP_FILL_RANDOM;
+            shape.has_range = 0;
+            lp_input_spec_format(&shape, tensor, sizeof tensor);
+            put(w, "%s:%s", e->file ? e->file : "", tensor);
+        } else {
+            lp_input_spec_format(e, tensor, sizeof tensor);
+            put(w, "%s", tensor);
+        }
         return 1;
     case LP_INPUT_INT:
         put(w, "int:%lld", (long long)e->integer);

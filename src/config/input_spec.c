@@ -8,57 +8,14 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "config/dtype.h"
 #include "config/input_spec.h"
 #include "layerprof.h"
-
-static const struct {
-    const char *name;
-    lp_dtype dtype;
-    int size;
-    int is_integer;
-} dtype_table[] = {
-    {"float32", LP_DTYPE_FLOAT32, 4, 0},   {"float", LP_DTYPE_FLOAT32, 4, 0},
-    {"float64", LP_DTYPE_FLOAT64, 8, 0},   {"double", LP_DTYPE_FLOAT64, 8, 0},
-    {"float16", LP_DTYPE_FLOAT16, 2, 0},   {"half", LP_DTYPE_FLOAT16, 2, 0},
-    {"bfloat16", LP_DTYPE_BFLOAT16, 2, 0}, {"int64", LP_DTYPE_INT64, 8, 1},
-    {"long", LP_DTYPE_INT64, 8, 1},        {"int32", LP_DTYPE_INT32, 4, 1},
-    {"int", LP_DTYPE_INT32, 4, 1},         {"int16", LP_DTYPE_INT16, 2, 1},
-    {"int8", LP_DTYPE_INT8, 1, 1},         {"uint8", LP_DTYPE_UINT8, 1, 1},
-    {"bool", LP_DTYPE_BOOL, 1, 1},
-};
-#define N_DTYPES (sizeof dtype_table / sizeof dtype_table[0])
-
-const char *lp_dtype_name(lp_dtype dtype) {
-    for (size_t i = 0; i < N_DTYPES; i++)
-        if (dtype_table[i].dtype == dtype) return dtype_table[i].name; /* first is canonical */
-    return "unknown";
-}
-
-int lp_dtype_from_name(const char *name, size_t len, lp_dtype *out) {
-    for (size_t i = 0; i < N_DTYPES; i++)
-        if (strlen(dtype_table[i].name) == len && strncmp(dtype_table[i].name, name, len) == 0) {
-            *out = dtype_table[i].dtype;
-            return 1;
-        }
-    return 0;
-}
-
-static int dtype_size(lp_dtype d) {
-    for (size_t i = 0; i < N_DTYPES; i++)
-        if (dtype_table[i].dtype == d) return dtype_table[i].size;
-    return 0;
-}
-
-int lp_dtype_is_integer(lp_dtype d) {
-    for (size_t i = 0; i < N_DTYPES; i++)
-        if (dtype_table[i].dtype == d) return dtype_table[i].is_integer;
-    return 0;
-}
 
 int64_t lp_input_spec_bytes(const lp_input_spec *spec) {
     if (!spec || spec->kind != LP_INPUT_TENSOR || spec->ndim < 0 || spec->ndim > LP_MAX_DIMS)
         return 0;
-    int64_t n = dtype_size(spec->dtype);
+    int64_t n = lp_dtype_size(spec->dtype);
     for (int i = 0; i < spec->ndim; i++) {
         if (spec->shape[i] <= 0) return 0;
         if (n > INT64_MAX / spec->shape[i]) return INT64_MAX;
@@ -210,9 +167,23 @@ int lp_input_spec_parse(const char *text, lp_input_spec *out) {
     return check_integer_range(out, text, f[0], fl[0]);
 }
 
-int lp_input_file_spec_parse(const char *text, lp_input_spec *out) {
+int lp_input_owner_arena(lp_options *owner, lp_arena **arena) {
+    *arena = owner ? lp_options_arena(owner) : NULL;
+    return owner && !*arena ? lp_error_set(LP_ERR_NOMEM, "out of memory keeping an input's text")
+                            : LP_OK;
+}
+
+int lp_input_spec_parse_file(const char *text, lp_input_spec *out, lp_options *owner) {
+    if (!text || !out || !owner)
+        return lp_error_set(LP_ERR_INVALID, "lp_input_spec_parse_file: NULL argument");
+    lp_arena *arena;
+    int rc = lp_input_owner_arena(owner, &arena);
+    return rc ? rc : lp_input_spec_parse_file_in(arena, text, out);
+}
+
+int lp_input_spec_parse_file_in(lp_arena *arena, const char *text, lp_input_spec *out) {
     if (!text || !out)
-        return lp_error_set(LP_ERR_INVALID, "lp_input_file_spec_parse: NULL argument");
+        return lp_error_set(LP_ERR_INVALID, "lp_input_spec_parse_file: NULL argument");
     memset(out, 0, sizeof *out);
     out->dtype = LP_DTYPE_FLOAT32;
     /* FILE may contain ':', so take SHAPE[:DTYPE] from the right. */
@@ -240,10 +211,13 @@ int lp_input_file_spec_parse(const char *text, lp_input_spec *out) {
     size_t flen = (size_t)(file_end - text);
     if (flen == 0)
         return lp_error_set(LP_ERR_INVALID, "input file '%s': the file name is empty", text);
-    if (flen >= sizeof out->file)
+    if (flen >= LP_PATH_MAX)
         return lp_error_set(LP_ERR_INVALID, "input file '%s': path too long", text);
-    memcpy(out->file, text, flen);
-    out->file[flen] = '\0';
+    if (!arena)
+        return lp_error_set(LP_ERR_INVALID, "input file '%s': no options to keep the name in",
+                            text);
+    if (!(out->file = lp_arena_strndup(arena, text, flen)))
+        return lp_error_set(LP_ERR_NOMEM, "out of memory reading input file '%s'", text);
     out->fill = LP_FILL_FILE;
     return LP_OK;
 }
@@ -261,7 +235,7 @@ int lp_input_spec_format(const lp_input_spec *spec, char *buf, size_t size) {
     const char *dt = lp_dtype_name(spec->dtype);
     switch (spec->fill) {
     case LP_FILL_FILE:
-        return snprintf(buf, size, "%s:%s:%s", spec->file, shape, dt);
+        return snprintf(buf, size, "%s:%s:%s", spec->file ? spec->file : "", shape, dt);
     case LP_FILL_ZEROS:
         return snprintf(buf, size, "%s:%s:zeros", shape, dt);
     case LP_FILL_ONES:

@@ -1,11 +1,12 @@
 /* option_table.c: the option table (option_table.h) and the public introspection over it
- * (lp_option_count, lp_option_get). The rows are in the YAML file's order, which is also the order
- * --print-config writes and "expected one of" lists. */
+ * (lp_options_key_count, lp_options_key). The rows are in the YAML file's order, which is also the
+ * order --print-config writes and "expected one of" lists. */
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "base/error.h"
+#include "base/out_size.h"
 #include "config/option_table.h"
 #include "config/options.h"
 #include "layerprof.h"
@@ -236,29 +237,32 @@ const char *lp_option_section_name(lp_option_section section) {
     return (unsigned)section < sizeof names / sizeof names[0] ? names[section] : NULL;
 }
 
-size_t lp_option_count(void) {
+size_t lp_options_key_count(void) {
     size_t n = 0;
     for (size_t i = 0; i < N_ROWS; i++)
         n += table[i].type != LP_OPT_MAPPING;
     return n;
 }
 
-int lp_option_get(size_t index, lp_option_info *out) {
-    if (!out) return lp_error_set(LP_ERR_INVALID, "lp_option_get: out is NULL");
+int lp_options_key_sized(size_t index, lp_option_info *out, size_t out_size) {
+    if (!out) return lp_error_set(LP_ERR_INVALID, "lp_options_key: out is NULL");
+    int rc = lp_out_size_check(out_size, LP_OPTION_INFO_SIZE_1, "lp_option_info", "lp_options_key");
+    if (rc) return rc;
     for (size_t i = 0, at = 0; i < N_ROWS; i++) {
         const lp_opt *o = &table[i];
         if (o->type == LP_OPT_MAPPING || at++ != index) continue;
-        *out = (lp_option_info){o->key,
-                                o->flag,
-                                o->value_name,
-                                o->help,
-                                o->default_text,
-                                o->section,
-                                o->type != LP_OPT_BOOL,
-                                (o->flags & LP_OPTF_REPEATABLE) != 0,
-                                (o->flags & LP_OPTF_NOT_YAML) == 0};
+        lp_option_info full = {o->key,
+                               o->flag,
+                               o->value_name,
+                               o->help,
+                               o->default_text,
+                               o->section,
+                               o->type != LP_OPT_BOOL,
+                               (o->flags & LP_OPTF_REPEATABLE) != 0,
+                               (o->flags & LP_OPTF_NOT_YAML) == 0};
+        lp_out_copy(out, out_size, &full, sizeof full);
         return LP_OK;
     }
-    return lp_error_set(LP_ERR_INVALID, "lp_option_get: no option %zu (there are %zu)", index,
-                        lp_option_count());
+    return lp_error_set(LP_ERR_INVALID, "lp_options_key: no option %zu (there are %zu)", index,
+                        lp_options_key_count());
 }

@@ -1,6 +1,6 @@
 /* option_table.h: every option once (docs/config.md): its YAML key, CLI flag, type, field, range
  * or names, default and help line. The YAML reader and writer, lp_options_set, lp_options_init,
- * lp_options_validate and (through lp_option_get) the CLI's parsing and --help all read this
+ * lp_options_validate and (through lp_options_key) the CLI's parsing and --help all read this
  * table, so adding an option is adding a row. */
 #ifndef LP_OPTION_TABLE_H
 #define LP_OPTION_TABLE_H

@@ -245,15 +245,15 @@ static int append_input(const lp_opt *opt, const char *text, lp_options *o, lp_a
     if (!parsed) return nomem();
     int rc = LP_OK;
     if (opt->type == LP_OPT_INPUTS) {
-        rc = lp_input_parse(text, parsed, opt->max - n, &got);
+        rc = lp_input_parse_in(a, text, parsed, opt->max - n, &got);
     } else if (opt->type == LP_OPT_INPUT_FILE) {
-        rc = lp_input_file_spec_parse(text, parsed);
-    } else if (!*text || strlen(text) >= sizeof parsed->file) {
+        rc = lp_input_spec_parse_file_in(a, text, parsed);
+    } else if (!*text || strlen(text) >= LP_PATH_MAX) {
         rc = lp_error_set(LP_ERR_INVALID, "--inputs: the file name is %s",
                           *text ? "too long" : "empty");
     } else {
         parsed->kind = LP_INPUT_SAVED;
-        memcpy(parsed->file, text, strlen(text) + 1);
+        if (!(parsed->file = lp_arena_strndup(a, text, strlen(text)))) rc = nomem();
     }
     lp_input_spec *list =
         rc ? NULL : grown(a, *LP_OPT_FIELD(o, opt, const lp_input_spec *), n, got, sizeof *list);

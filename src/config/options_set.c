@@ -13,20 +13,6 @@
 #include "config/options_version.h"
 #include "layerprof.h"
 
-struct lp_options_store {
-    lp_arena *arena;
-};
-
-static lp_options_store *store_of(lp_options *o) {
-    if (o->store) return o->store;
-    lp_options_store *s = calloc(1, sizeof *s);
-    if (s && !(s->arena = lp_arena_new())) {
-        free(s);
-        s = NULL;
-    }
-    return o->store = s;
-}
-
 /* "did you mean": a key spelled nearly right, or the dotted key whose last segment was given
  * ("sort" for "display.sort"). */
 static int unknown_key(const char *key) {
@@ -83,19 +69,15 @@ int lp_options_set(lp_options *opts, const char *key, const char *value) {
         lp_opt_reset(opt, opts);
         return LP_OK;
     }
-    lp_options_store *store = store_of(opts);
-    if (!store) return lp_error_set(LP_ERR_NOMEM, "out of memory setting an option");
+    lp_arena *arena = lp_options_arena(opts);
+    if (!arena) return lp_error_set(LP_ERR_NOMEM, "out of memory setting an option");
     char subject[LP_OPT_QUOTE_MAX];
-    return lp_opt_parse(opt, lp_opt_subject(opt, subject, sizeof subject), value, opts,
-                        store->arena);
+    return lp_opt_parse(opt, lp_opt_subject(opt, subject, sizeof subject), value, opts, arena);
 }
 
 void lp_options_release(lp_options *opts) {
     if (!opts) return;
-    if (opts->store) {
-        lp_arena_free(opts->store->arena);
-        free(opts->store);
-    }
+    lp_options_arena_free(opts);
     /* At the caller's own version, when it is one this library knows. */
     if (lp_options_init_version(opts, opts->version) != LP_OK) lp_options_init(opts);
 }

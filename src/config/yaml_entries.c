@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "base/suggest.h"
+#include "config/dtype.h"
 #include "config/input_spec.h"
 #include "config/option_values.h"
 #include "config/yaml_internal.h"
@@ -125,12 +126,11 @@ static int read_range(cfg_ctx *c, yaml_node_t *v, cfg_input *in) {
 
 static int read_input_file(cfg_ctx *c, yaml_node_t *v, cfg_input *in) {
     size_t len = v->data.scalar.length;
-    /* The spec holds the path itself (a fixed array), so nothing is allocated here. */
     if (cfg_is_null(v) || len == 0 || cfg_has_nul(v))
         return cfg_wrong_value(c, v, &input_keys[IN_FILE], "'file'");
-    if (len >= sizeof in->spec.file)
+    if (len >= LP_PATH_MAX)
         return cfg_error_at(c, v->start_mark, "'file' is longer than %d bytes", LP_PATH_MAX - 1);
-    memcpy(in->spec.file, cfg_scalar(v), len + 1);
+    if (!(in->spec.file = lp_arena_strndup(c->arena, cfg_scalar(v), len))) return cfg_nomem();
     in->file_given = 1;
     return LP_OK;
 }
@@ -196,7 +196,7 @@ static int read_input_text(cfg_ctx *c, yaml_node_t *it, lp_input_spec *specs, si
     size_t got;
     if (cfg_is_null(it) || cfg_has_nul(it) || it->data.scalar.length == 0)
         return cfg_error_at(c, it->start_mark, "an input written as text cannot be empty or null");
-    int rc = lp_input_parse(cfg_scalar(it), specs + *n, max - *n, &got);
+    int rc = lp_input_parse_in(c->arena, cfg_scalar(it), specs + *n, max - *n, &got);
     if (rc) return cfg_positioned(c, it->start_mark, rc);
     *n += got;
     return LP_OK;

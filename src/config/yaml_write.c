@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "base/error.h"
-#include "config/input_spec.h"
+#include "config/dtype.h"
 #include "config/names.h"
 #include "config/option_table.h"
 #include "config/options_version.h"
@@ -157,9 +157,10 @@ static int check_input(size_t i, const lp_input_spec *in) {
     const char *name = lp_dtype_name(in->dtype);
     lp_dtype dt;
     if (in->kind == LP_INPUT_STR || in->kind == LP_INPUT_SAVED)
-        return memchr(in->file, '\0', sizeof in->file) && valid_utf8(in->file)
+        return in->file && valid_utf8(in->file)
                    ? LP_OK
-                   : lp_error_set(LP_ERR_INVALID, "input %zu: the text is not valid UTF-8", i + 1);
+                   : lp_error_set(LP_ERR_INVALID, "input %zu: the text is %s", i + 1,
+                                  in->file ? "not valid UTF-8" : "NULL");
     if (in->kind == LP_INPUT_FLOAT && !isfinite(in->real))
         return lp_error_set(LP_ERR_INVALID, "input %zu: the number is not finite", i + 1);
     if (in->kind != LP_INPUT_TENSOR) return LP_OK;
@@ -171,9 +172,9 @@ static int check_input(size_t i, const lp_input_spec *in) {
         return lp_error_set(LP_ERR_INVALID, "input %zu: unknown fill %d", i + 1, (int)in->fill);
     if (in->has_range && (!isfinite(in->low) || !isfinite(in->high)))
         return lp_error_set(LP_ERR_INVALID, "input %zu: the range is not finite", i + 1);
-    if (in->fill == LP_FILL_FILE &&
-        (!memchr(in->file, '\0', sizeof in->file) || !valid_utf8(in->file)))
-        return lp_error_set(LP_ERR_INVALID, "input %zu: the file name is not valid UTF-8", i + 1);
+    if (in->fill == LP_FILL_FILE && (!in->file || !valid_utf8(in->file)))
+        return lp_error_set(LP_ERR_INVALID, "input %zu: the file name is %s", i + 1,
+                            in->file ? "not valid UTF-8" : "NULL");
     return LP_OK;
 }
 

@@ -231,8 +231,8 @@ static void pad(FILE *out, size_t n) {
 }
 
 static void describe(FILE *out, const char *what, const lp_report *r) {
-    lp_report_meta m;
-    lp_report_get_meta(r, &m);
+    lp_meta_info m;
+    lp_report_meta(r, &m);
     fprintf(out, "%s %s (%s, %s mode, %llu iteration%s", what, *m.model ? m.model : "?",
             *m.device ? m.device : "?", *m.mode ? m.mode : "?", (unsigned long long)m.iterations,
             m.iterations == 1 ? "" : "s");

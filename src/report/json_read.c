@@ -360,11 +360,11 @@ static const char *run_str(const lp_report *r, const char *key) {
     return s ? s : "";
 }
 
-int lp_report_get_meta_sized(const lp_report *r, lp_report_meta *caller, size_t size) {
-    if (!r || !caller) return lp_error_set(LP_ERR_INVALID, "lp_report_get_meta: NULL argument");
-    int rc = lp_out_size_check(size, LP_REPORT_META_SIZE_1, "lp_report_meta", "lp_report_get_meta");
+int lp_report_meta_sized(const lp_report *r, lp_meta_info *caller, size_t size) {
+    if (!r || !caller) return lp_error_set(LP_ERR_INVALID, "lp_report_meta: NULL argument");
+    int rc = lp_out_size_check(size, LP_REPORT_META_SIZE_1, "lp_meta_info", "lp_report_meta");
     if (rc) return rc;
-    lp_report_meta full, *out = &full;
+    lp_meta_info full, *out = &full;
     memset(out, 0, sizeof *out);
     out->schema_version = r->schema_version;
     out->model = run_str(r, "model");
@@ -401,28 +401,22 @@ int lp_report_find(const lp_report *r, const char *path, size_t *out) {
     return LP_OK;
 }
 
-int lp_report_render(const lp_report *r, lp_format format, FILE *out) {
-    if (!r || !out) return lp_error_set(LP_ERR_INVALID, "lp_report_render: NULL argument");
-    return lp_report_render_with(r, format, NULL, out);
-}
-
 int lp_report_render_to(const lp_report *r, lp_format format, const lp_options *display,
                         lp_write_fn write, void *payload) {
     if (!r || !write) return lp_error_set(LP_ERR_INVALID, "lp_report_render_to: NULL argument");
     lp_callback_sink sink = {write, payload, 0};
     FILE *f = lp_callback_file(&sink);
     if (!f) return lp_error_set(LP_ERR_NOMEM, "out of memory opening the write callback");
-    return lp_callback_file_close(f, &sink, lp_report_render_with(r, format, display, f));
+    return lp_callback_file_close(f, &sink, lp_report_render(r, format, display, f));
 }
 
-int lp_report_render_with(const lp_report *r, lp_format format, const lp_options *display,
-                          FILE *out) {
-    if (!r || !out) return lp_error_set(LP_ERR_INVALID, "lp_report_render_with: NULL argument");
+int lp_report_render(const lp_report *r, lp_format format, const lp_options *display, FILE *out) {
+    if (!r || !out) return lp_error_set(LP_ERR_INVALID, "lp_report_render: NULL argument");
     lp_render_opts ro;
     lp_render_opts_init(&ro);
     if (display && (display->version < 2 || display->version > LP_OPTIONS_VERSION))
         return lp_error_set(LP_ERR_INVALID,
-                            "lp_report_render_with: display options of version %u: initialise "
+                            "lp_report_render: display options of version %u: initialise "
                             "them with lp_options_init",
                             display->version);
     if (display) { /* as lp_session_render takes them from the session's options (every field

@@ -89,8 +89,12 @@ static void input_spec_functions_refuse_null(void **state) {
     EXPECT_ERROR(LP_ERR_INVALID, lp_input_spec_parse(NULL, &spec));
     EXPECT_ERROR(LP_ERR_INVALID, lp_input_spec_parse("1x3", NULL));
     EXPECT_ERROR(LP_ERR_INVALID, lp_input_spec_parse(NULL, NULL));
-    EXPECT_ERROR(LP_ERR_INVALID, lp_input_file_spec_parse(NULL, &spec));
-    EXPECT_ERROR(LP_ERR_INVALID, lp_input_file_spec_parse("x.bin:1x3", NULL));
+    lp_options owner;
+    lp_options_init(&owner);
+    EXPECT_ERROR(LP_ERR_INVALID, lp_input_spec_parse_file(NULL, &spec, &owner));
+    EXPECT_ERROR(LP_ERR_INVALID, lp_input_spec_parse_file("x.bin:1x3", NULL, &owner));
+    EXPECT_ERROR(LP_ERR_INVALID, lp_input_spec_parse_file("x.bin:1x3", &spec, NULL));
+    lp_options_release(&owner);
 
     char buf[64];
     EXPECT_ERROR(LP_ERR_INVALID, lp_input_spec_format(NULL, buf, sizeof buf));
@@ -184,7 +188,8 @@ static void session_functions_refuse_null_session(void **state) {
     EXPECT_ERROR(LP_ERR_INVALID, lp_session_node_count(NULL, &n));
     EXPECT_ERROR(LP_ERR_INVALID, lp_session_node(NULL, 0, &node));
     EXPECT_ERROR(LP_ERR_INVALID, lp_session_find(NULL, "", &n));
-    assert_int_equal(lp_session_is_frozen(NULL), 0);
+    int frozen = 1;
+    EXPECT_ERROR(LP_ERR_INVALID, lp_session_frozen(NULL, &frozen));
     EXPECT_ERROR(LP_ERR_INVALID, lp_session_op_count(NULL, &n));
     EXPECT_ERROR(LP_ERR_INVALID, lp_session_op(NULL, 0, &op));
     EXPECT_ERROR(LP_ERR_INVALID, lp_session_run_info(NULL, &info));
@@ -211,6 +216,10 @@ static void session_functions_refuse_null_arguments(void **state) {
     EXPECT_ERROR(LP_ERR_INVALID, lp_session_op_sized(s, 0, NULL, sizeof(lp_op_info)));
     EXPECT_ERROR(LP_ERR_INVALID, lp_session_op(s, SIZE_MAX, &(lp_op_info){0}));
     EXPECT_ERROR(LP_ERR_INVALID, lp_session_run_info_sized(s, NULL, sizeof(lp_run_info)));
+    EXPECT_ERROR(LP_ERR_INVALID, lp_session_frozen(s, NULL));
+    int frozen = 1;
+    assert_int_equal(lp_session_frozen(s, &frozen), LP_OK);
+    assert_int_equal(frozen, 0); /* nested.pt has submodules */
     lp_session_close(s);
 }
 
@@ -253,7 +262,7 @@ static void session_calls_out_of_order_work_or_fail_cleanly(void **state) {
 static void report_functions_refuse_null(void **state) {
     (void)state;
     lp_report *r = (lp_report *)&r;
-    lp_report_meta meta;
+    lp_meta_info meta;
     lp_node_info node;
     size_t n;
     EXPECT_ERROR(LP_ERR_INVALID, lp_report_load(&r, NULL));
@@ -263,11 +272,11 @@ static void report_functions_refuse_null(void **state) {
     EXPECT_ERROR(LP_ERR_IO, lp_report_load(&r, "/nonexistent/report.json"));
     assert_null(r);
     lp_report_free(NULL);
-    EXPECT_ERROR(LP_ERR_INVALID, lp_report_get_meta(NULL, &meta));
+    EXPECT_ERROR(LP_ERR_INVALID, lp_report_meta(NULL, &meta));
     EXPECT_ERROR(LP_ERR_INVALID, lp_report_node_count(NULL, &n));
     EXPECT_ERROR(LP_ERR_INVALID, lp_report_node(NULL, 0, &node));
     EXPECT_ERROR(LP_ERR_INVALID, lp_report_find(NULL, "", &n));
-    EXPECT_ERROR(LP_ERR_INVALID, lp_report_render(NULL, LP_FORMAT_TREE, stdout));
+    EXPECT_ERROR(LP_ERR_INVALID, lp_report_render(NULL, LP_FORMAT_TREE, NULL, stdout));
     EXPECT_ERROR(LP_ERR_INVALID, lp_report_diff(NULL, NULL, 0, stdout));
 }
 

@@ -20,6 +20,10 @@
 #include "layerprof.hpp"
 #include "lp_check.hpp"
 
+#if defined(LAYERPROF_STR) || defined(LAYERPROF_STR2) || defined(LAYERPROF_CXX11_ABI)
+#error "layerprof.hpp leaves its helper macros defined in the program"
+#endif
+
 #ifndef LP_MODELS_DIR
 #error "LP_MODELS_DIR must be defined"
 #endif

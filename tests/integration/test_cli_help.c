@@ -1,4 +1,4 @@
-/* test_cli_help.c: `layerprof --help` lists every flag of the option table (lp_option_get), each
+/* test_cli_help.c: `layerprof --help` lists every flag of the option table (lp_options_key), each
  * under its section, so a new option cannot be left out of the help.
  *
  *     test_cli_help LAYERPROF_BINARY */
@@ -37,9 +37,9 @@ static void help_lists_every_flag_under_its_section(void **state) {
     (void)state;
     char *help = help_text();
     size_t listed = 0;
-    for (size_t i = 0; i < lp_option_count(); i++) {
+    for (size_t i = 0; i < lp_options_key_count(); i++) {
         lp_option_info o;
-        assert_int_equal(lp_option_get(i, &o), LP_OK);
+        assert_int_equal(lp_options_key(i, &o), LP_OK);
         if (!o.flag) continue;
         char want[128];
         snprintf(want, sizeof want, "\n  --%s%s", o.flag, o.value_name ? " " : "");

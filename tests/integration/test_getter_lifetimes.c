@@ -87,9 +87,9 @@ static lp_session *open_nested(const lp_schedule *schedule) {
 }
 
 static void forward_in(lp_session *s, const char *context, const char *region) {
-    assert_int_equal(lp_region_begin_in(s, context, region), LP_OK);
+    assert_int_equal(lp_session_region_begin_in(s, context, region), LP_OK);
     assert_int_equal(lp_session_forward(s, NULL, NULL), LP_OK);
-    assert_int_equal(lp_region_end(s, region), LP_OK);
+    assert_int_equal(lp_session_region_end(s, region), LP_OK);
 }
 
 /* New regions and contexts, forwards in new regions (new module trees), steps: the report is
@@ -104,8 +104,9 @@ static void strings_survive_recomposition_with_new_regions(void **state) {
     assert_true(first.n > 20);
 
     forward_in(s, "main", "forward");
-    assert_int_equal(lp_region_begin(s, "preprocess"), LP_OK); /* a region before the others */
-    assert_int_equal(lp_region_end(s, "preprocess"), LP_OK);
+    assert_int_equal(lp_session_region_begin(s, "preprocess"),
+                     LP_OK); /* a region before the others */
+    assert_int_equal(lp_session_region_end(s, "preprocess"), LP_OK);
     assert_int_equal(lp_session_step(s), LP_OK);
     held second = {0};
     hold_all(&second, s); /* a read in between: one recomposition more */

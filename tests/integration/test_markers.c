@@ -38,18 +38,21 @@ static lps_inputs *inputs_for(lps_model *m, const char *model) {
     lp_input_spec specs[LP_MAX_INPUTS];
     size_t n = 0;
     char line[512];
+    lp_options owner; /* keeps the entries' texts until the inputs are made */
+    lp_options_init(&owner);
     while (*text && n < LP_MAX_INPUTS) {
         size_t len = strcspn(text, "\n"), got;
         if (len && len < sizeof line) {
             memcpy(line, text, len);
             line[len] = '\0';
-            must(lp_input_parse(line, &specs[n], LP_MAX_INPUTS - n, &got), "input", model);
+            must(lp_input_parse(line, &specs[n], LP_MAX_INPUTS - n, &got, &owner), "input", model);
             n += got;
         }
         text += len + (text[len] == '\n');
     }
     lps_inputs *in = NULL;
     must(lps_inputs_create(m, specs, n, 7, &in), "lps_inputs_create", model);
+    lp_options_release(&owner);
     return in;
 }
 

@@ -41,13 +41,13 @@ static lp_node_info node_at(lp_session *s, const char *path) {
 
 /* One iteration of a program's loop: preprocess, forward, postprocess, step. */
 static void iteration(lp_session *s) {
-    assert_int_equal(lp_region_begin(s, "preprocess"), LP_OK);
-    assert_int_equal(lp_region_end(s, "preprocess"), LP_OK);
-    assert_int_equal(lp_region_begin(s, "forward"), LP_OK);
+    assert_int_equal(lp_session_region_begin(s, "preprocess"), LP_OK);
+    assert_int_equal(lp_session_region_end(s, "preprocess"), LP_OK);
+    assert_int_equal(lp_session_region_begin(s, "forward"), LP_OK);
     assert_int_equal(lp_session_forward(s, NULL, NULL), LP_OK);
-    assert_int_equal(lp_region_end(s, "forward"), LP_OK);
-    assert_int_equal(lp_region_begin(s, "postprocess"), LP_OK);
-    assert_int_equal(lp_region_end(s, "postprocess"), LP_OK);
+    assert_int_equal(lp_session_region_end(s, "forward"), LP_OK);
+    assert_int_equal(lp_session_region_begin(s, "postprocess"), LP_OK);
+    assert_int_equal(lp_session_region_end(s, "postprocess"), LP_OK);
     assert_int_equal(lp_session_step(s), LP_OK);
 }
 
@@ -149,13 +149,13 @@ static void op_rows_under_a_region_carry_statistics(void **state) {
 static void forwards_in_two_regions_are_two_module_trees(void **state) {
     (void)state;
     lp_session *s = open_nested(NULL);
-    assert_int_equal(lp_region_begin_in(s, "eval", "cold"), LP_OK);
+    assert_int_equal(lp_session_region_begin_in(s, "eval", "cold"), LP_OK);
     assert_int_equal(lp_session_forward(s, NULL, NULL), LP_OK);
-    assert_int_equal(lp_region_end(s, "cold"), LP_OK);
+    assert_int_equal(lp_session_region_end(s, "cold"), LP_OK);
     for (int i = 0; i < 3; i++) {
-        assert_int_equal(lp_region_begin_in(s, "eval", "warm"), LP_OK);
+        assert_int_equal(lp_session_region_begin_in(s, "eval", "warm"), LP_OK);
         assert_int_equal(lp_session_forward(s, NULL, NULL), LP_OK);
-        assert_int_equal(lp_region_end(s, "warm"), LP_OK);
+        assert_int_equal(lp_session_region_end(s, "warm"), LP_OK);
     }
     assert_int_equal(lp_session_forward(s, NULL, NULL), LP_OK); /* outside: context main */
     assert_int_equal(node_at(s, "eval/cold/").raw_calls, 1);
@@ -185,13 +185,13 @@ static void a_disabled_session_records_nothing_until_enabled(void **state) {
 static void a_disabled_context_records_nothing_of_its_own(void **state) {
     (void)state;
     lp_session *s = open_nested(NULL);
-    assert_int_equal(lp_context_enable(s, "quiet", 0), LP_OK);
+    assert_int_equal(lp_session_context_enable(s, "quiet", 0), LP_OK);
     for (int k = 0; k < 2; k++) {
-        assert_int_equal(lp_region_begin_in(s, "quiet", "work"), LP_OK);
-        assert_int_equal(lp_region_begin(s, "inner"), LP_OK); /* nests in quiet */
+        assert_int_equal(lp_session_region_begin_in(s, "quiet", "work"), LP_OK);
+        assert_int_equal(lp_session_region_begin(s, "inner"), LP_OK); /* nests in quiet */
         assert_int_equal(lp_session_forward(s, NULL, NULL), LP_OK);
-        assert_int_equal(lp_region_end(s, "inner"), LP_OK);
-        assert_int_equal(lp_region_end(s, "work"), LP_OK);
+        assert_int_equal(lp_session_region_end(s, "inner"), LP_OK);
+        assert_int_equal(lp_session_region_end(s, "work"), LP_OK);
         iteration(s); /* context main still records */
     }
     assert_int_equal(node_at(s, "quiet/work").raw_calls, 0);
@@ -199,9 +199,9 @@ static void a_disabled_context_records_nothing_of_its_own(void **state) {
     size_t i;
     assert_int_equal(lp_session_find(s, "quiet/work/inner/", &i), LP_ERR_NOT_FOUND);
     assert_int_equal(node_at(s, "main/forward").raw_calls, 2);
-    assert_int_equal(lp_context_enable(s, "quiet", 1), LP_OK);
-    assert_int_equal(lp_region_begin_in(s, "quiet", "work"), LP_OK);
-    assert_int_equal(lp_region_end(s, "work"), LP_OK);
+    assert_int_equal(lp_session_context_enable(s, "quiet", 1), LP_OK);
+    assert_int_equal(lp_session_region_begin_in(s, "quiet", "work"), LP_OK);
+    assert_int_equal(lp_session_region_end(s, "work"), LP_OK);
     assert_int_equal(node_at(s, "quiet/work").raw_calls, 1);
     lp_session_close(s);
 }
@@ -296,24 +296,24 @@ static void lp_session_step_drives_the_schedule(void **state) {
 static void bad_use_of_regions_is_an_error_with_a_message(void **state) {
     (void)state;
     lp_session *s = open_nested(NULL);
-    assert_int_equal(lp_region_end(s, "preprocess"), LP_ERR_STATE);
+    assert_int_equal(lp_session_region_end(s, "preprocess"), LP_ERR_STATE);
     assert_non_null(strstr(lp_error_last(), "no region is open"));
-    assert_int_equal(lp_region_begin(s, "a"), LP_OK);
-    assert_int_equal(lp_region_end(s, "b"), LP_ERR_STATE);
+    assert_int_equal(lp_session_region_begin(s, "a"), LP_OK);
+    assert_int_equal(lp_session_region_end(s, "b"), LP_ERR_STATE);
     assert_non_null(strstr(lp_error_last(), "the innermost open region is 'a'"));
-    assert_int_equal(lp_region_begin_in(s, "other", "x"), LP_ERR_STATE);
+    assert_int_equal(lp_session_region_begin_in(s, "other", "x"), LP_ERR_STATE);
     assert_non_null(strstr(lp_error_last(), "a region nests only in its own context"));
-    assert_int_equal(lp_region_end(s, "a"), LP_OK);
-    assert_int_equal(lp_region_end(s, "a"), LP_ERR_STATE); /* a double end */
-    assert_int_equal(lp_region_begin(s, ""), LP_ERR_INVALID);
-    assert_int_equal(lp_region_begin(s, "a/b"), LP_ERR_INVALID);
+    assert_int_equal(lp_session_region_end(s, "a"), LP_OK);
+    assert_int_equal(lp_session_region_end(s, "a"), LP_ERR_STATE); /* a double end */
+    assert_int_equal(lp_session_region_begin(s, ""), LP_ERR_INVALID);
+    assert_int_equal(lp_session_region_begin(s, "a/b"), LP_ERR_INVALID);
     assert_non_null(strstr(lp_error_last(), "without '/'"));
     /* A region named like a top-level module would share a forward's module path. */
-    assert_int_equal(lp_region_begin(s, "stem"), LP_ERR_INVALID);
+    assert_int_equal(lp_session_region_begin(s, "stem"), LP_ERR_INVALID);
     assert_non_null(strstr(lp_error_last(), "region name 'stem' is also a module of the model"));
-    assert_int_equal(lp_region_begin(s, NULL), LP_ERR_INVALID);
-    assert_int_equal(lp_region_begin_in(s, NULL, "x"), LP_ERR_INVALID);
-    assert_int_equal(lp_context_enable(s, NULL, 0), LP_ERR_INVALID);
+    assert_int_equal(lp_session_region_begin(s, NULL), LP_ERR_INVALID);
+    assert_int_equal(lp_session_region_begin_in(s, NULL, "x"), LP_ERR_INVALID);
+    assert_int_equal(lp_session_context_enable(s, NULL, 0), LP_ERR_INVALID);
     assert_int_equal(lp_session_forward(s, (void **)&s, NULL), LP_ERR_INVALID);
     float wrong[3] = {0};
     assert_int_equal(lp_session_set_input(s, 0, wrong, sizeof wrong), LP_ERR_INVALID);
@@ -329,11 +329,11 @@ static void bad_use_of_regions_is_an_error_with_a_message(void **state) {
 static void a_region_ended_after_a_read_is_in_the_next_read(void **state) {
     (void)state;
     lp_session *s = open_nested(NULL);
-    assert_int_equal(lp_region_begin(s, "r"), LP_OK);
-    assert_int_equal(lp_region_end(s, "r"), LP_OK);
-    assert_int_equal(lp_region_begin(s, "r"), LP_OK);
+    assert_int_equal(lp_session_region_begin(s, "r"), LP_OK);
+    assert_int_equal(lp_session_region_end(s, "r"), LP_OK);
+    assert_int_equal(lp_session_region_begin(s, "r"), LP_OK);
     assert_int_equal(node_at(s, "main/r").raw_calls, 1);
-    assert_int_equal(lp_region_end(s, "r"), LP_OK);
+    assert_int_equal(lp_session_region_end(s, "r"), LP_OK);
     assert_int_equal(node_at(s, "main/r").raw_calls, 2);
     lp_session_close(s);
 }
@@ -346,10 +346,10 @@ static void forwards_run_in_at_most_16_regions(void **state) {
     char name[16];
     for (int i = 0; i < 17; i++) {
         snprintf(name, sizeof name, "r%d", i);
-        assert_int_equal(lp_region_begin(s, name), LP_OK);
+        assert_int_equal(lp_session_region_begin(s, name), LP_OK);
         int rc = lp_session_forward(s, NULL, NULL);
         assert_int_equal(rc, i < 16 ? LP_OK : LP_ERR_UNSUPPORTED);
-        assert_int_equal(lp_region_end(s, name), LP_OK);
+        assert_int_equal(lp_session_region_end(s, name), LP_OK);
     }
     assert_non_null(strstr(lp_error_last(), "more than 16 different regions"));
     assert_int_equal(node_at(s, "main/r15/").raw_calls, 1);
@@ -400,15 +400,15 @@ static void the_trace_has_region_spans_of_the_first_steps(void **state) {
 
 static void null_sessions_are_refused(void **state) {
     (void)state;
-    assert_int_equal(lp_region_begin(NULL, "a"), LP_ERR_INVALID);
-    assert_string_equal(lp_error_last(), "lp_region_begin: session is NULL");
-    assert_int_equal(lp_region_begin_in(NULL, "c", "a"), LP_ERR_INVALID);
-    assert_int_equal(lp_region_end(NULL, "a"), LP_ERR_INVALID);
+    assert_int_equal(lp_session_region_begin(NULL, "a"), LP_ERR_INVALID);
+    assert_string_equal(lp_error_last(), "lp_session_region_begin: session is NULL");
+    assert_int_equal(lp_session_region_begin_in(NULL, "c", "a"), LP_ERR_INVALID);
+    assert_int_equal(lp_session_region_end(NULL, "a"), LP_ERR_INVALID);
     assert_int_equal(lp_session_forward(NULL, NULL, NULL), LP_ERR_INVALID);
     assert_int_equal(lp_session_set_input(NULL, 0, "", 0), LP_ERR_INVALID);
     assert_int_equal(lp_session_step(NULL), LP_ERR_INVALID);
     assert_int_equal(lp_session_enable(NULL, 1), LP_ERR_INVALID);
-    assert_int_equal(lp_context_enable(NULL, "c", 1), LP_ERR_INVALID);
+    assert_int_equal(lp_session_context_enable(NULL, "c", 1), LP_ERR_INVALID);
 }
 
 int main(void) {

@@ -195,7 +195,7 @@ static void ending_a_region_never_begun_is_an_error(void **state) {
     lp_collector *c = col(state);
     assert_int_equal(lp_ev_region_end(c, "preprocess"), LP_ERR_STATE);
     assert_string_equal(lp_error_last(),
-                        "lp_region_end('preprocess'): no region is open on this thread");
+                        "lp_session_region_end('preprocess'): no region is open on this thread");
     int32_t r = lp_region_intern(c, lp_region_intern(c, -1, "main"), "preprocess");
     begin_at(c, r, 0);
     end_at(c, "preprocess", 5);
@@ -210,8 +210,9 @@ static void ending_the_wrong_region_names_both_and_keeps_it_open(void **state) {
     begin_at(c, a, 0);
     begin_at(c, b, 1);
     assert_int_equal(lp_ev_region_end(c, "a"), LP_ERR_STATE);
-    assert_string_equal(lp_error_last(),
-                        "lp_region_end('a'): the innermost open region is 'b': end it first");
+    assert_string_equal(
+        lp_error_last(),
+        "lp_session_region_end('a'): the innermost open region is 'b': end it first");
     assert_int_equal(lp_collector_open_region(c), b);
     end_at(c, "b", 2);
     end_at(c, "a", 3);

@@ -137,11 +137,11 @@ static void introspection_lists_every_option_but_the_mappings(void **state) {
     const lp_opt *all = lp_opt_all(&n);
     for (size_t i = 0; i < n; i++)
         mappings += all[i].type == LP_OPT_MAPPING;
-    assert_int_equal(lp_option_count(), n - mappings);
+    assert_int_equal(lp_options_key_count(), n - mappings);
     lp_option_info info;
     for (size_t i = 0, k = 0; i < n; i++) {
         if (all[i].type == LP_OPT_MAPPING) continue;
-        assert_int_equal(lp_option_get(k++, &info), LP_OK);
+        assert_int_equal(lp_options_key(k++, &info), LP_OK);
         assert_string_equal(info.key, all[i].key);
         assert_ptr_equal(info.flag, all[i].flag);
         assert_ptr_equal(info.help, all[i].help);
@@ -150,16 +150,18 @@ static void introspection_lists_every_option_but_the_mappings(void **state) {
         assert_int_equal(info.in_yaml, !(all[i].flags & LP_OPTF_NOT_YAML));
         assert_non_null(lp_option_section_name(info.section));
     }
-    lp_option_get(lp_option_count() - 1, &info);
+    lp_options_key(lp_options_key_count() - 1, &info);
     assert_string_equal(info.key, "verbose");
-    assert_int_equal(lp_option_get(lp_option_count(), &info), LP_ERR_INVALID);
-    assert_int_equal(lp_option_get(0, NULL), LP_ERR_INVALID);
+    assert_int_equal(lp_options_key(lp_options_key_count(), &info), LP_ERR_INVALID);
+    assert_int_equal(lp_options_key_sized(0, NULL, sizeof(lp_option_info)), LP_ERR_INVALID);
+    assert_int_equal(lp_options_key_sized(0, &info, sizeof info.key),
+                     LP_ERR_INVALID); /* too small */
     /* A few rows as the CLI sees them. */
-    lp_option_get(0, &info);
+    lp_options_key(0, &info);
     assert_string_equal(info.key, "model");
     assert_null(info.flag);
-    for (size_t i = 0; i < lp_option_count(); i++) {
-        lp_option_get(i, &info);
+    for (size_t i = 0; i < lp_options_key_count(); i++) {
+        lp_options_key(i, &info);
         if (strcmp(info.key, "paths") == 0) {
             assert_string_equal(info.flag, "path");
             assert_true(info.repeatable && info.takes_value && info.in_yaml);

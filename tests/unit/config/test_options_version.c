@@ -19,7 +19,7 @@
 #define V2_INPUT_SIZE offsetof(lp_input_spec, kind)
 #define GUARD 256
 
-/* lp_input_spec as version 2 had it. */
+/* lp_input_spec as version 2 has it, in this ABI's layout (layerprof 0.2: `file` a pointer). */
 typedef struct v2_input {
     int ndim;
     int64_t shape[LP_MAX_DIMS];
@@ -27,7 +27,7 @@ typedef struct v2_input {
     lp_fill fill;
     int has_range;
     double low, high;
-    char file[LP_PATH_MAX];
+    const char *file;
 } v2_input;
 _Static_assert(sizeof(v2_input) == V2_INPUT_SIZE, "version 2's input entries");
 

@@ -14,6 +14,19 @@
 #include "config_fixtures.h"
 #include "layerprof.h"
 
+/* Keeps the texts the parsers copy (their `owner`), from the first test to the last. */
+static lp_options g_owner;
+static int init_owner(void **state) {
+    (void)state;
+    lp_options_init(&g_owner);
+    return 0;
+}
+static int release_owner(void **state) {
+    (void)state;
+    lp_options_release(&g_owner);
+    return 0;
+}
+
 static void full_fixture_round_trips(void **state) {
     (void)state;
     lp_config *cfg = NULL;
@@ -81,7 +94,8 @@ static void awkward_strings_and_numbers_round_trip(void **state) {
         lp_input_spec_parse("1x3x224x224:float64:0.1..0.30000000000000004", &inputs[0]), LP_OK);
     assert_int_equal(lp_input_spec_parse("2x8:int16:-1e-300..1e300", &inputs[1]), LP_OK);
     assert_int_equal(
-        lp_input_file_spec_parse("dir:with:colons/\xc3\xa9.bin:7x9:bfloat16", &inputs[2]), LP_OK);
+        lp_input_spec_parse_file("dir:with:colons/\xc3\xa9.bin:7x9:bfloat16", &inputs[2], &g_owner),
+        LP_OK);
     o.model_path = "models/m\"odel\\.pt";
     o.device = "cuda:3";
     o.mode = LP_MODE_GRAPH;
@@ -113,7 +127,7 @@ static void structured_inputs_round_trip_as_text(void **state) {
                           "({boxes: 4x4, int:3: str:a: b}, float:0.1, bool:false, none)",
                           "saved:dir/a \"b\".pt"};
     for (size_t i = 0; i < sizeof args / sizeof *args; i++) {
-        assert_int_equal(lp_input_parse(args[i], inputs + n, 16 - n, &got), LP_OK);
+        assert_int_equal(lp_input_parse(args[i], inputs + n, 16 - n, &got, &g_owner), LP_OK);
         n += got;
     }
     lp_options o;
@@ -193,5 +207,5 @@ int main(void) {
         cmocka_unit_test(schedule_and_summary_round_trip),
         cmocka_unit_test(write_refuses_what_yaml_cannot_carry),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return cmocka_run_group_tests(tests, init_owner, release_owner);
 }

@@ -49,14 +49,14 @@ static void json_round_trip_write_read_write_gives_identical_bytes(void **state)
     lp_report *r = NULL;
     assert_int_equal(lp_report_load(&r, path), LP_OK);
     FILE *f = fx_open();
-    assert_int_equal(lp_report_render(r, LP_FORMAT_JSON, f), LP_OK);
+    assert_int_equal(lp_report_render(r, LP_FORMAT_JSON, NULL, f), LP_OK);
     char *second = fx_close(f);
     assert_string_equal(first, second);
 
     /* And the tree read back is the tree written: the other formats agree too. */
     FILE *a = fx_open(), *b = fx_open();
     assert_int_equal(lp_render_csv(&t, NULL, a), LP_OK);
-    assert_int_equal(lp_report_render(r, LP_FORMAT_CSV, b), LP_OK);
+    assert_int_equal(lp_report_render(r, LP_FORMAT_CSV, NULL, b), LP_OK);
     char *csv_a = fx_close(a), *csv_b = fx_close(b);
     assert_string_equal(csv_a, csv_b);
     free(csv_a);
@@ -105,7 +105,7 @@ static void json_round_trip_keeps_welford_doubles_and_kinds_exactly(void **state
     lp_report *r = NULL;
     assert_int_equal(lp_report_load(&r, path), LP_OK);
     FILE *f = fx_open();
-    assert_int_equal(lp_report_render(r, LP_FORMAT_JSON, f), LP_OK);
+    assert_int_equal(lp_report_render(r, LP_FORMAT_JSON, NULL, f), LP_OK);
     char *second = fx_close(f);
     assert_string_equal(first, second);
 
@@ -189,11 +189,11 @@ static void schema_1_m2_and_schema_2_std_read_alike(void **state) {
         assert_int_equal(lp_report_node(r, 0, &info), LP_OK);
         assert_true(info.time_mean_ns == 100.0);
         assert_true(info.time_std_ns == 10.0); /* sqrt(200 / 2) */
-        lp_report_meta meta;
-        assert_int_equal(lp_report_get_meta(r, &meta), LP_OK);
+        lp_meta_info meta;
+        assert_int_equal(lp_report_meta(r, &meta), LP_OK);
         assert_int_equal(meta.schema_version, version);
         FILE *f = fx_open();
-        assert_int_equal(lp_report_render(r, LP_FORMAT_JSON, f), LP_OK);
+        assert_int_equal(lp_report_render(r, LP_FORMAT_JSON, NULL, f), LP_OK);
         char *again = fx_close(f);
         assert_non_null(strstr(again, "\"schema_version\": 2"));
         assert_non_null(strstr(again, "\"std_ns\": 10.0"));
@@ -235,7 +235,7 @@ static void reports_render_with_display_options_and_to_a_callback(void **state) 
     char *text;
     lp_report *r = small_report(&t, NULL, &path, &text);
     FILE *f = fx_open();
-    assert_int_equal(lp_report_render(r, LP_FORMAT_TREE, f), LP_OK);
+    assert_int_equal(lp_report_render(r, LP_FORMAT_TREE, NULL, f), LP_OK);
     char *plain = fx_close(f);
 
     lp_options display;
@@ -246,7 +246,7 @@ static void reports_render_with_display_options_and_to_a_callback(void **state) 
     display.columns = columns;
     display.n_columns = 2;
     f = fx_open();
-    assert_int_equal(lp_report_render_with(r, LP_FORMAT_TREE, &display, f), LP_OK);
+    assert_int_equal(lp_report_render(r, LP_FORMAT_TREE, &display, f), LP_OK);
     char *shaped = fx_close(f);
     assert_string_not_equal(plain, shaped);
     assert_non_null(strstr(shaped, "Number of Calls | Self CPU total"));
@@ -256,7 +256,7 @@ static void reports_render_with_display_options_and_to_a_callback(void **state) 
     assert_non_null(strstr(shaped, "folded into their ancestor"));
     display.depth = -1; /* every module, drawn in ASCII */
     f = fx_open();
-    assert_int_equal(lp_report_render_with(r, LP_FORMAT_TREE, &display, f), LP_OK);
+    assert_int_equal(lp_report_render(r, LP_FORMAT_TREE, &display, f), LP_OK);
     char *ascii = fx_close(f);
     assert_non_null(strstr(ascii, "\n`-- "));
     assert_null(strstr(ascii, "\xe2\x94"));     /* no box-drawing glyph */
@@ -276,7 +276,7 @@ static void reports_render_with_display_options_and_to_a_callback(void **state) 
     static const char *const wrong[] = {"calls", "self_cpux"};
     display.columns = wrong;
     f = fx_open();
-    assert_int_equal(lp_report_render_with(r, LP_FORMAT_TREE, &display, f), LP_ERR_NOT_FOUND);
+    assert_int_equal(lp_report_render(r, LP_FORMAT_TREE, &display, f), LP_ERR_NOT_FOUND);
     char *nothing = fx_close(f);
     assert_string_equal(nothing, "");
     assert_non_null(strstr(lp_error_last(), "self_cpux"));
@@ -321,15 +321,15 @@ static void getters_write_no_more_than_the_callers_struct(void **state) {
         assert_int_equal(small[i], 0xCD);
 
     struct {
-        lp_report_meta meta;
+        lp_meta_info meta;
         unsigned char newer_fields[32];
     } meta;
     memset(&meta, 0xCD, sizeof meta);
-    assert_int_equal(lp_report_get_meta_sized(r, &meta.meta, sizeof meta), LP_OK);
+    assert_int_equal(lp_report_meta_sized(r, &meta.meta, sizeof meta), LP_OK);
     assert_int_equal(meta.meta.schema_version, 2);
     for (size_t i = 0; i < sizeof meta.newer_fields; i++)
         assert_int_equal(meta.newer_fields[i], 0xCD);
-    assert_int_equal(lp_report_get_meta_sized(r, &meta.meta, 8), LP_ERR_INVALID);
+    assert_int_equal(lp_report_meta_sized(r, &meta.meta, 8), LP_ERR_INVALID);
 
     free(text);
     lp_report_free(r);
@@ -365,12 +365,12 @@ static void report_nodes_read_back_like_session_nodes(void **state) {
     assert_int_equal(info.time_max_ns, 110000);
     assert_true(info.share == 0.2);
     assert_int_equal(lp_report_find(r, "nope", &idx), LP_ERR_NOT_FOUND);
-    lp_report_meta meta;
-    assert_int_equal(lp_report_get_meta(r, &meta), LP_OK);
+    lp_meta_info meta;
+    assert_int_equal(lp_report_meta(r, &meta), LP_OK);
     assert_string_equal(meta.date, "2024-01-02T03:04:05Z");
     assert_string_equal(meta.mode, "hooks");
     assert_int_equal(meta.schema_version, 2);
-    assert_int_equal(lp_report_render(r, LP_FORMAT_TRACE, stdout), LP_ERR_UNSUPPORTED);
+    assert_int_equal(lp_report_render(r, LP_FORMAT_TRACE, NULL, stdout), LP_ERR_UNSUPPORTED);
     lp_report_free(r);
     unlink(path);
     free(text);
