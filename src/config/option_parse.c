@@ -10,7 +10,7 @@
 #include "base/suggest.h"
 #include "config/input_spec.h"
 #include "config/option_parse.h"
-#include "model/columns.h"
+#include "report/columns.h"
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 

@@ -8,7 +8,7 @@
 #include "base/error.h"
 #include "config/option_table.h"
 #include "layerprof.h"
-#include "model/columns.h"
+#include "report/columns.h"
 
 #define OPT(f) offsetof(lp_options, f)
 /* Stringified into the texts below, so the ceilings have one definition (option_table.h). */
