@@ -22,14 +22,16 @@
 static const lp_opt table[] = {
     {"model", NULL, LP_OPT_STRING, LP_OPTF_NULLABLE | LP_OPTF_REQUIRED, OPT(model_path),
      .default_text = "none", .what = "the path of a TorchScript file",
-     .help = "the TorchScript file to profile", .section = LP_SECTION_RUN},
+     .help = "the TorchScript file, or AOTInductor package (.pt2, libtorch 2.x), to profile",
+     .section = LP_SECTION_RUN},
     {"device", "device", LP_OPT_STRING, LP_OPTF_NULLABLE, OPT(device), .check = LP_CHECK_DEVICE,
      .def_str = "cpu", .default_text = "cpu", .what = "cpu, cuda or cuda:N", .value_name = "DEV",
      .help = "where the model runs: cpu, cuda or cuda:N", .section = LP_SECTION_RUN},
     {"mode", "mode", LP_OPT_ENUM, 0, OPT(mode), .names = &lp_cfg_modes, .def = LP_MODE_MARKERS,
      .default_text = "markers", .value_name = "hooks|graph|markers",
-     .help = "hooks: optimizer off, each module call a real frame; markers: the optimised "
-             "model, exact calls marked at each call site; graph: runs as markers",
+     .help = "markers (the default): the optimised model, exact calls marked at each call "
+             "site; hooks: optimizer off, each module call a real frame; graph: an alias of "
+             "markers, kept for old scripts",
      .section = LP_SECTION_RUN},
     {"inputs", "input", LP_OPT_INPUTS, LP_OPTF_REPEATABLE, OPT(inputs), OPT(n_inputs),
      .max = LP_MAX_INPUTS, .default_text = "the inputs recorded in the model file",
