@@ -1,6 +1,6 @@
 /* bench_torch.c: layerprof's overhead on real models, its report generation time, and its memory
- * over iterations. Drives the shim and the collector directly, as session.c does, so unprofiled
- * and profiled forwards can alternate on one loaded model.
+ * over iterations. Drives the shim and the collector directly, as src/api/session_run.c does, so
+ * unprofiled and profiled forwards can alternate on one loaded model.
  *
  *   lp_bench_torch overhead MODEL.pt --exec hooks|markers|opt [--name N] [--target-s S]
  *                  [--rounds R] [--input SPEC]...

@@ -9,35 +9,9 @@
 #include <string.h>
 
 #include "args.h"
+#include "flags.h"
 #include "help.h"
 #include "layerprof.h"
-
-enum { CLI_FORMAT, CLI_OUTPUT, CLI_CONFIG, CLI_PRINT_CONFIG, CLI_HELP, CLI_VERSION, N_CLI_ONLY };
-
-static const lp_option_info cli_only[N_CLI_ONLY] = {
-    [CLI_FORMAT] = {NULL, "format", "tree|json|csv|markdown|trace|html|summary",
-                    "the format of the next --output; without one, a report on stdout", NULL,
-                    LP_SECTION_OUTPUTS, 1, 1, 0},
-    [CLI_OUTPUT] = {NULL, "output", "FILE",
-                    "write a report to FILE (- for stdout); repeatable. Without --format the name "
-                    "says which: .json, .csv, .md, .html, .trace.json (Chrome trace); anything "
-                    "else: tree",
-                    NULL, LP_SECTION_OUTPUTS, 1, 1, 0},
-    [CLI_CONFIG] = {NULL, "config", "RUN.yaml",
-                    "read options from a YAML file (docs/config.md); flags override it", NULL,
-                    LP_SECTION_OTHER, 1, 0, 0},
-    [CLI_PRINT_CONFIG] = {NULL, "print-config", NULL,
-                          "print the effective configuration as YAML and exit", NULL,
-                          LP_SECTION_OTHER, 0, 0, 0},
-    [CLI_HELP] = {NULL, "help", NULL, "print this help and exit", NULL, LP_SECTION_OTHER, 0, 0, 0},
-    [CLI_VERSION] = {NULL, "version", NULL, "print the versions of layerprof and libtorch and exit",
-                     NULL, LP_SECTION_OTHER, 0, 0, 0},
-};
-
-const lp_option_info *cli_only_flags(size_t *n) {
-    *n = N_CLI_ONLY;
-    return cli_only;
-}
 
 static int fail_usage(const char *fmt, const char *arg) {
     fprintf(stderr, "layerprof: error: ");
@@ -128,9 +102,11 @@ int cli_parse(cli_args *a, int argc, char **argv) {
         sprintf(flags[i], "--%s", infos[i].flag);
         longopts[n++] = (struct option){infos[i].flag, infos[i].takes_value, NULL, 256 + (int)i};
     }
-    for (int i = 0; i < N_CLI_ONLY; i++)
+    size_t n_cli;
+    const lp_option_info *cli_only = cli_only_flags(&n_cli);
+    for (size_t i = 0; i < n_cli; i++)
         longopts[n++] = (struct option){cli_only[i].flag, cli_only[i].takes_value, NULL,
-                                        256 + (int)n_table + i};
+                                        256 + (int)n_table + (int)i};
 
     /* A --format applies to the next --output; one not followed by an --output before the next
      * --format (or the end) writes to stdout. */

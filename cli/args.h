@@ -26,9 +26,6 @@ typedef struct cli_args {
     int print_config;   /* --print-config */
 } cli_args;
 
-/* The flags only the CLI has (--format, --output, --config, ...), for --help. Keys are NULL. */
-const lp_option_info *cli_only_flags(size_t *n);
-
 /* Reads argv. Returns -1 to go on, 0 after printing --help or --version, or LP_EXIT_USAGE after
  * printing the error. */
 int cli_parse(cli_args *args, int argc, char **argv);

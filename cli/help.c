@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "args.h"
+#include "flags.h"
 #include "help.h"
 #include "layerprof.h"
 

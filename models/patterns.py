@@ -4,9 +4,9 @@ Each is exported by export.py like the other models (scripted, or traced where n
 eager forward-hook call counts: every mode that claims exact calls must reproduce them. They come
 from real models: torchvision's FPN (two ModuleLists indexed through helper methods),
 torchaudio's emformer (a list comprehension calling a module), tacotron2 (a module whose one op
-the caller's optimizer can merge), DenseNet (a loop over a ModuleDict-like list) and detection
-heads (a module shared by two parents). pat_structured takes the argument kinds detection and
-NLP models take (List[Tensor], tuples, dicts, scalars, strings, Optional) and returns a dict.
+the caller's optimizer can merge), DenseNet (a loop over a ModuleDict-like list; a layer whose
+forward is overloaded with @torch.jit._overload_method) and detection heads (a module shared by
+two parents). pat_structured takes the argument kinds detection and NLP models take (List[Tensor], tuples, dicts, scalars, strings, Optional) and returns a dict.
 """
 
 from typing import Dict, List, Optional, Tuple
@@ -215,6 +215,45 @@ class Structured(nn.Module):
         return out
 
 
+class Overload(nn.Module):
+    """A forward declared with @torch.jit._overload_method, as torchvision's DenseNet layer and
+    torchaudio's RNNs declare theirs: TorchScript compiles one method per signature (forward__0,
+    forward__1) and none named forward, yet its parent calls it like any module."""
+
+    def __init__(self, d: int = 16):
+        super().__init__()
+        self.fc = nn.Linear(d, d)
+
+    @torch.jit._overload_method  # noqa: F811
+    def forward(self, x: Tensor) -> Tensor:
+        pass
+
+    @torch.jit._overload_method  # noqa: F811
+    def forward(self, x: List[Tensor]) -> Tensor:
+        pass
+
+    def forward(self, x):  # noqa: F811
+        if isinstance(x, Tensor):
+            parts = [x]
+        else:
+            parts = x
+        return self.fc(torch.stack(parts, 0).sum(0))
+
+
+class Overloads(nn.Module):
+    """Calls an overloaded module once with each signature: a tensor, then a list (DenseNet's
+    _DenseLayer takes both)."""
+
+    def __init__(self, d: int = 16):
+        super().__init__()
+        self.layer = Overload(d)
+        self.head = nn.Linear(d, d)
+
+    def forward(self, x: Tensor) -> Tensor:
+        y = self.layer(x)
+        return self.head(self.layer([x, y]))
+
+
 # name -> (builder, default input spec lines, export method)
 PATTERNS = {
     "pat_loops": (Loops, ["2x32:float32:random"], "script"),
@@ -223,6 +262,7 @@ PATTERNS = {
     "pat_shared": (Shared, ["2x16:float32:random"], "script"),
     "pat_traced": (Traced, ["2x16:float32:random"], "trace"),
     "pat_state": (State, ["2x16:float32:random"], "script"),
+    "pat_overload": (Overloads, ["2x16:float32:random"], "script"),
     "pat_customop": (CustomOp, ["1x3x8x8:float32:random"], "script"),
     "pat_structured": (Structured, ["[3x8x8, 3x6x10]", "(2x8, int:2)", "{shift: 2x4}",
                                     "float:0.5", "bool:true", "str:double", "none"], "script"),

@@ -135,6 +135,17 @@ int32_t lps::parent_of(const lps_model *m, const std::string &path) {
     return it == m->path_to_module.end() ? 0 : it->second;
 }
 
+// Whether code calls the module: its class has forward, or only overloads of it.
+// @torch.jit._overload_method compiles each declared signature to forward__0, forward__1, ...
+// and leaves no method named forward, yet calls dispatch to them (densenet's _DenseLayer, the
+// RNNs). A container (ModuleList, ModuleDict) has neither.
+static bool has_forward(const torch::jit::Module &module) {
+    if (module.find_method("forward").has_value()) return true;
+    for (const auto &method : module.get_methods())
+        if (method.name().rfind("forward__", 0) == 0) return true;
+    return false;
+}
+
 void lps::index_modules(lps_model *m) {
     auto all = m->module.named_modules();
     m->self_to_module.reserve(all.size());
@@ -144,7 +155,7 @@ void lps::index_modules(lps_model *m) {
         auto type = item.value.type();
         e.class_name = type->name() ? type->name()->name() : std::string("Module");
         e.parent = lps::parent_of(m, e.path);
-        e.has_forward = item.value.find_method("forward").has_value();
+        e.has_forward = has_forward(item.value);
         int32_t index = (int32_t)m->modules.size();
         m->path_to_module.emplace(e.path, index);
         m->self_to_module.add(item.value._ivalue().get(), index);

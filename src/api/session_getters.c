@@ -42,40 +42,11 @@ int lp_session_op_count(const lp_session *s, size_t *out) {
     return LP_OK;
 }
 
-static int op_info(const lp_session *s, size_t index, lp_op_info *out) {
-    const lp_tree *t = session_report_tree(s);
-    if (index >= t->n_ops)
-        return lp_error_set(LP_ERR_INVALID, "op row %zu out of range (%zu op rows)", index,
-                            t->n_ops);
-    const lp_op_node *o = &t->ops[index];
-    uint64_t it = t->iterations;
-    memset(out, 0, sizeof *out);
-    out->module = o->module;
-    out->parent_op = o->parent_op;
-    out->name = lp_tree_op_name(t, o->op) ? lp_tree_op_name(t, o->op) : "";
-    out->shapes = lp_tree_shapes(t, o->shapes);
-    out->raw_calls = o->fig.calls;
-    out->raw_total_ns = o->fig.total_ns;
-    out->raw_self_ns = o->fig.self_ns;
-    out->iterations = it;
-    out->calls = it ? (double)o->fig.calls / (double)it : 0;
-    out->total_ns = it ? (double)o->fig.total_ns / (double)it : 0;
-    out->self_ns = it ? (double)o->fig.self_ns / (double)it : 0;
-    lp_node_mem_fill(t, &o->fig, LP_DEV_CPU, &out->cpu_mem);
-    lp_node_mem_fill(t, &o->fig, LP_DEV_CUDA, &out->cuda_mem);
-    out->time_mean_ns = o->fig.time.mean;
-    out->time_std_ns = lp_welford_std(&o->fig.time);
-    out->time_min_ns = o->fig.time.min;
-    out->time_max_ns = o->fig.time.max;
-    out->share = o->fig.share_base_ns ? (double)o->fig.total_ns / (double)o->fig.share_base_ns : 0;
-    return LP_OK;
-}
-
 int lp_session_op_sized(const lp_session *s, size_t index, lp_op_info *out, size_t size) {
     if (!s || !out) return lp_error_set(LP_ERR_INVALID, "lp_session_op: NULL argument");
     lp_op_info full;
     int rc = lp_out_size_check(size, LP_OP_INFO_SIZE_1, "lp_op_info", "lp_session_op");
-    if (!rc) rc = op_info(s, index, &full);
+    if (!rc) rc = lp_tree_op_info(session_report_tree(s), index, &full);
     if (!rc) lp_out_copy(out, size, &full, sizeof full);
     return rc;
 }

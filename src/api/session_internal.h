@@ -103,7 +103,7 @@ void session_add_note(lp_session *s, const char *fmt, const char *arg);
 /* The notes an AOTInductor package's report carries (session_pt2.c). */
 void session_add_pt2_notes(lp_session *s, const lps_pt2_info *pt2);
 
-/* dlopens each custom-op library (RTLD_NOW | RTLD_GLOBAL), for good: op_libraries.c. */
+/* dlopens each custom-op library (RTLD_NOW | RTLD_GLOBAL), for good: session_libraries.c. */
 int session_load_libraries(const char *const *libs, size_t n);
 
 /* Profiled iterations recorded on the timeline: trace_iterations, or 3 when it is 0. */

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "api/session_internal.h"
-#include "model/columns.h"
+#include "report/columns.h"
 
 /* A size, FLOPs or output-shape column among those asked for. */
 static int asks_for_model_figures(const lp_session *s) {

@@ -16,7 +16,7 @@
 #include "base/units.h"
 #include "config/options_version.h"
 #include "config/schedule.h"
-#include "model/columns.h"
+#include "report/columns.h"
 #include "model/paths.h"
 
 static char *dup_or_null(const char *s) {

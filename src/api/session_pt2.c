@@ -1,7 +1,7 @@
 /* session_pt2.c: what the report says of an AOTInductor package (.pt2): how its kernels were
  * placed in modules, and which asked-for figures a package cannot give. */
 #include "api/session_internal.h"
-#include "model/columns.h"
+#include "report/columns.h"
 
 void session_add_pt2_notes(lp_session *s, const lps_pt2_info *pt2) {
     session_add_note(s, "%s",

@@ -1,4 +1,4 @@
-/* format.c: the units torchprof (and PyTorch's profiler tables) print, so our columns read the
+/* units.c: the units torchprof (and PyTorch's profiler tables) print, so our columns read the
  * same. */
 #define _POSIX_C_SOURCE 200809L /* gmtime_r */
 #include <math.h>

@@ -221,29 +221,3 @@ int lp_input_spec_parse_file_in(lp_arena *arena, const char *text, lp_input_spec
     out->fill = LP_FILL_FILE;
     return LP_OK;
 }
-
-int lp_input_spec_format(const lp_input_spec *spec, char *buf, size_t size) {
-    if (!spec || (!buf && size))
-        return lp_error_set(LP_ERR_INVALID, "lp_input_spec_format: NULL argument");
-    if (spec->kind != LP_INPUT_TENSOR) return lp_input_format(spec, 1, buf, size);
-    char shape[LP_MAX_DIMS * 21 + 1];
-    size_t off = 0;
-    shape[0] = '\0';
-    for (int i = 0; i < spec->ndim && i < LP_MAX_DIMS; i++)
-        off += (size_t)snprintf(shape + off, sizeof shape - off, i ? "x%lld" : "%lld",
-                                (long long)spec->shape[i]);
-    const char *dt = lp_dtype_name(spec->dtype);
-    switch (spec->fill) {
-    case LP_FILL_FILE:
-        return snprintf(buf, size, "%s:%s:%s", spec->file ? spec->file : "", shape, dt);
-    case LP_FILL_ZEROS:
-        return snprintf(buf, size, "%s:%s:zeros", shape, dt);
-    case LP_FILL_ONES:
-        return snprintf(buf, size, "%s:%s:ones", shape, dt);
-    case LP_FILL_RANDOM:
-    default:
-        if (spec->has_range)
-            return snprintf(buf, size, "%s:%s:%.17g..%.17g", shape, dt, spec->low, spec->high);
-        return snprintf(buf, size, "%s:%s", shape, dt);
-    }
-}

@@ -8,12 +8,11 @@
 #include "base/error.h"
 #include "base/out_size.h"
 #include "config/option_table.h"
-#include "config/options.h"
 #include "layerprof.h"
-#include "model/columns.h"
+#include "report/columns.h"
 
 #define OPT(f) offsetof(lp_options, f)
-/* Stringified into the texts below, so the ceilings have one definition (options.h). */
+/* Stringified into the texts below, so the ceilings have one definition (option_table.h). */
 #define STR_(x) #x
 #define STR(x) STR_(x)
 
@@ -24,14 +23,16 @@
 static const lp_opt table[] = {
     {"model", NULL, LP_OPT_STRING, LP_OPTF_NULLABLE | LP_OPTF_REQUIRED, OPT(model_path),
      .default_text = "none", .what = "the path of a TorchScript file",
-     .help = "the TorchScript file to profile", .section = LP_SECTION_RUN},
+     .help = "the TorchScript file, or AOTInductor package (.pt2, libtorch 2.x), to profile",
+     .section = LP_SECTION_RUN},
     {"device", "device", LP_OPT_STRING, LP_OPTF_NULLABLE, OPT(device), .check = LP_CHECK_DEVICE,
      .def_str = "cpu", .default_text = "cpu", .what = "cpu, cuda or cuda:N", .value_name = "DEV",
      .help = "where the model runs: cpu, cuda or cuda:N", .section = LP_SECTION_RUN},
     {"mode", "mode", LP_OPT_ENUM, 0, OPT(mode), .names = &lp_cfg_modes, .def = LP_MODE_MARKERS,
      .default_text = "markers", .value_name = "hooks|graph|markers",
-     .help = "hooks: optimizer off, each module call a real frame; markers: the optimised "
-             "model, exact calls marked at each call site; graph: runs as markers",
+     .help = "markers (the default): the optimised model, exact calls marked at each call "
+             "site; hooks: optimizer off, each module call a real frame; graph: an alias of "
+             "markers, kept for old scripts",
      .section = LP_SECTION_RUN},
     {"inputs", "input", LP_OPT_INPUTS, LP_OPTF_REPEATABLE, OPT(inputs), OPT(n_inputs),
      .max = LP_MAX_INPUTS, .default_text = "the inputs recorded in the model file",
@@ -48,8 +49,8 @@ static const lp_opt table[] = {
      .help = "one input read from raw little-endian data (added to the --input list)",
      .section = LP_SECTION_INPUTS},
     {"inputs_saved", "inputs", LP_OPT_INPUT_SAVED, LP_OPTF_NOT_YAML | LP_OPTF_REPEATABLE,
-     OPT(inputs), OPT(n_inputs), .max = LP_MAX_INPUTS, .default_text = "none",
-     .what = "FILE.pt", .value_name = "FILE.pt",
+     OPT(inputs), OPT(n_inputs), .max = LP_MAX_INPUTS, .default_text = "none", .what = "FILE.pt",
+     .value_name = "FILE.pt",
      .help = "the forward's arguments from torch.save((arg1, arg2), FILE.pt): a tuple is spread "
              "into positional arguments (added to the --input list; YAML: saved:FILE.pt)",
      .section = LP_SECTION_INPUTS},
@@ -265,4 +266,40 @@ int lp_options_key_sized(size_t index, lp_option_info *out, size_t out_size) {
     }
     return lp_error_set(LP_ERR_INVALID, "lp_options_key: no option %zu (there are %zu)", index,
                         lp_options_key_count());
+}
+
+/* A mapping has no field: its keys are reset instead. */
+void lp_opt_reset(const lp_opt *opt, lp_options *o) {
+    switch (opt->type) {
+    case LP_OPT_MAPPING: {
+        size_t n;
+        const lp_opt *all = lp_opt_all(&n);
+        for (size_t i = 0; i < n; i++)
+            if (lp_opt_in_mapping(&all[i], opt->key)) lp_opt_reset(&all[i], o);
+        return;
+    }
+    case LP_OPT_BOOL:
+    case LP_OPT_INT:
+    case LP_OPT_ENUM:
+        *LP_OPT_FIELD(o, opt, int) = opt->def;
+        return;
+    case LP_OPT_U64:
+        *LP_OPT_FIELD(o, opt, uint64_t) = (uint64_t)opt->def;
+        return;
+    case LP_OPT_STRING:
+        *LP_OPT_FIELD(o, opt, const char *) = opt->def_str;
+        return;
+    case LP_OPT_SCHEDULE:
+        *LP_OPT_FIELD(o, opt, lp_schedule) = (lp_schedule){0, 0, 0, 0}; /* no schedule */
+        return;
+    case LP_OPT_COLUMNS:
+    case LP_OPT_PATHS:
+    case LP_OPT_INPUTS:
+    case LP_OPT_INPUT_FILE:
+    case LP_OPT_INPUT_SAVED:
+    case LP_OPT_OUTPUTS:
+        *LP_OPT_FIELD(o, opt, const void *) = NULL;
+        *LP_OPT_COUNT(o, opt) = 0;
+        return;
+    }
 }

@@ -10,22 +10,28 @@
 #include "config/names.h"
 #include "layerprof.h"
 
+/* Ceilings that catch typos ("--iterations 1000000000") before they become hour-long runs. Shared
+ * by lp_options_validate, the config file and the CLI through the table. Literal numbers: the
+ * table stringifies them. */
+#define LP_MAX_ITERATIONS 10000000
+#define LP_MAX_INTRAOP_THREADS 1024
+
 typedef enum lp_opt_type {
-    LP_OPT_MAPPING,    /* a nested mapping of the file (profile, display): no field of its own */
-    LP_OPT_BOOL,       /* int, 0 or 1; a switch on the command line */
-    LP_OPT_INT,        /* int in [lo, hi] */
-    LP_OPT_U64,        /* uint64_t */
-    LP_OPT_ENUM,       /* an int-sized enum spelled by `names` */
-    LP_OPT_STRING,     /* const char *, checked as `check` says */
-    LP_OPT_COLUMNS,    /* column ids (const char *const *, count): text "a,b" replaces the list */
-    LP_OPT_PATHS,      /* module paths (const char *const *, count): text appends one */
+    LP_OPT_MAPPING,     /* a nested mapping of the file (profile, display): no field of its own */
+    LP_OPT_BOOL,        /* int, 0 or 1; a switch on the command line */
+    LP_OPT_INT,         /* int in [lo, hi] */
+    LP_OPT_U64,         /* uint64_t */
+    LP_OPT_ENUM,        /* an int-sized enum spelled by `names` */
+    LP_OPT_STRING,      /* const char *, checked as `check` says */
+    LP_OPT_COLUMNS,     /* column ids (const char *const *, count): text "a,b" replaces the list */
+    LP_OPT_PATHS,       /* module paths (const char *const *, count): text appends one */
     LP_OPT_INPUTS,      /* lp_input_spec array and count: the text of one forward argument
                            (lp_input_parse: "SHAPE[:DTYPE][:FILL]", "[a, b]", ...) appends its
                            entries */
     LP_OPT_INPUT_FILE,  /* the same array: text "FILE:SHAPE[:DTYPE]" appends one */
     LP_OPT_INPUT_SAVED, /* the same array: text "FILE.pt" appends saved:FILE.pt */
-    LP_OPT_OUTPUTS,    /* lp_output_spec array and count: text "FORMAT[:FILE]" appends one */
-    LP_OPT_SCHEDULE    /* lp_schedule: text "wait=1,active=2", or the mapping of its own rows */
+    LP_OPT_OUTPUTS,     /* lp_output_spec array and count: text "FORMAT[:FILE]" appends one */
+    LP_OPT_SCHEDULE     /* lp_schedule: text "wait=1,active=2", or the mapping of its own rows */
 } lp_opt_type;
 
 /* A further check of a string's value. */
@@ -77,6 +83,9 @@ int lp_opt_in_mapping(const lp_opt *opt, const char *parent);
  * false", "hooks or graph", "a mapping of depth, sort, ..." or the row's own `what`. Returns buf.
  */
 const char *lp_opt_what(const lp_opt *opt, char *buf, size_t size);
+
+/* Puts the row's default into its field of `opts` (a list: empty; a mapping: every key of it). */
+void lp_opt_reset(const lp_opt *opt, lp_options *opts);
 
 /* The field of `opts` the row describes. */
 #define LP_OPT_FIELD(opts, opt, type) ((type *)(void *)((char *)(opts) + (opt)->offset))

@@ -8,8 +8,7 @@
 #include "base/suggest.h"
 #include "config/arena.h"
 #include "config/option_table.h"
-#include "config/option_values.h"
-#include "config/options.h"
+#include "config/option_parse.h"
 #include "config/options_version.h"
 #include "layerprof.h"
 

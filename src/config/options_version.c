@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "config/option_table.h"
 
 /* The shorter lp_input_spec of version 2: everything before `kind`. */
 #define INPUT_SPEC_SIZE_V2 offsetof(lp_input_spec, kind)
@@ -59,4 +60,21 @@ int lp_options_view_open(lp_options_view *view, const lp_options *in, const char
 void lp_options_view_close(lp_options_view *view) {
     free(view->inputs);
     view->inputs = NULL;
+}
+
+/* The defaults are the table's, row by row; only the caller's version of the struct is written. */
+int lp_options_init_version(lp_options *opts, unsigned version) {
+    if (!opts) return lp_error_set(LP_ERR_INVALID, "lp_options_init: NULL options");
+    lp_options full; /* the current struct, of which the caller's version is a prefix */
+    /* What no row covers (callbacks and their payloads, the store) starts zero: off. */
+    memset(&full, 0, sizeof full);
+    full.version = version;
+    int rc = lp_options_check_version(&full, "lp_options_init");
+    if (rc) return rc;
+    size_t n;
+    const lp_opt *all = lp_opt_all(&n);
+    for (size_t i = 0; i < n; i++)
+        if (!(all[i].flags & LP_OPTF_BY_PARENT)) lp_opt_reset(&all[i], &full);
+    memcpy(opts, &full, lp_options_size_of(version));
+    return LP_OK;
 }

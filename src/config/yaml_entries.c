@@ -1,5 +1,5 @@
-/* yaml_entries.c: the configuration's values that are more than one scalar: the inputs list, the
- * outputs list and the schedule (a mapping, or --schedule's string). Each entry's keys are read
+/* yaml_entries.c: the configuration's lists of entries: the inputs list and the outputs list (the
+ * schedule, a mapping of option rows, is yaml_read.c's). Each entry's keys are read
  * with their own small key list, and the rules that tie several keys together are checked after,
  * pointing at the key that broke them. */
 #include <errno.h>
@@ -12,7 +12,7 @@
 #include "base/suggest.h"
 #include "config/dtype.h"
 #include "config/input_spec.h"
-#include "config/option_values.h"
+#include "config/option_parse.h"
 #include "config/yaml_internal.h"
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
@@ -287,30 +287,4 @@ int cfg_read_outputs(cfg_ctx *c, yaml_node_t *v, const lp_opt *opt) {
     *LP_OPT_FIELD(c->opts, opt, const lp_output_spec *) = outs;
     *LP_OPT_COUNT(c->opts, opt) = n;
     return LP_OK;
-}
-
-/* ------------------------------------------------------------------------------------------ */
-/* Schedule                                                                                    */
-
-/* A mapping of the schedule's own rows {wait, warmup, active, repeat}, or --schedule's string
- * "wait=1,active=2" so a value can be copied between the command line and the file; null is no
- * schedule. */
-int cfg_read_schedule(cfg_ctx *c, yaml_node_t *v, const lp_opt *opt) {
-    lp_schedule *s = LP_OPT_FIELD(c->opts, opt, lp_schedule);
-    *s = (lp_schedule){0, 0, 0, 0};
-    if (v->type == YAML_MAPPING_NODE) {
-        int rc = cfg_read_options(c, v, opt->key);
-        if (rc) return rc;
-        /* A given active was range-checked where it stands; here it was left out. */
-        if (s->active < 1)
-            return cfg_error_at(c, v->start_mark,
-                                "'schedule' needs 'active', the steps recorded per cycle (at "
-                                "least 1)");
-        return LP_OK;
-    }
-    if (v->type != YAML_SCALAR_NODE || cfg_has_nul(v))
-        return cfg_wrong_value(c, v, opt, "'schedule'");
-    if (cfg_is_null(v)) return LP_OK;
-    return cfg_positioned(c, v->start_mark,
-                          lp_opt_parse(opt, "'schedule'", cfg_scalar(v), c->opts, c->arena));
 }

@@ -162,3 +162,7 @@ int cfg_positioned(const cfg_ctx *c, yaml_mark_t mark, int status) {
     snprintf(msg, sizeof msg, "%s", lp_error_last());
     return cfg_error_at(c, mark, "%s", msg);
 }
+
+int cfg_nomem(void) {
+    return lp_error_set(LP_ERR_NOMEM, "out of memory reading the configuration");
+}

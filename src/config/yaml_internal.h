@@ -1,5 +1,6 @@
-/* yaml_internal.h: what the YAML reader's files share (yaml_read.c walks the document,
- * yaml_entries.c reads the structured values, yaml_excerpt.c positions the messages). */
+/* yaml_internal.h: what the YAML reader's files share. They call one way: yaml_read.c walks the
+ * document and calls yaml_entries.c for the structured values; both read nodes through
+ * yaml_nodes.c; yaml_excerpt.c, which positions the messages, calls none of them. */
 #ifndef LP_YAML_INTERNAL_H
 #define LP_YAML_INTERNAL_H
 
@@ -33,9 +34,11 @@ int cfg_syntax_error(const cfg_ctx *c, const yaml_parser_t *p);
 /* LP_ERR_INVALID's message (lp_error_last) positioned at `mark`; other statuses pass through. */
 int cfg_positioned(const cfg_ctx *c, yaml_mark_t mark, int status);
 
-/* ---- yaml_read.c: nodes and mappings --------------------------------------------------------- */
-
+/* LP_ERR_NOMEM: "out of memory reading the configuration". */
 int cfg_nomem(void);
+
+/* ---- yaml_nodes.c: nodes and mappings -------------------------------------------------------- */
+
 const char *cfg_scalar(const yaml_node_t *n);
 int cfg_is_plain(const yaml_node_t *n);
 /* YAML's null: an empty value, ~ or null, unquoted. */
@@ -57,6 +60,9 @@ typedef int (*cfg_key_fn)(cfg_ctx *c, size_t index, yaml_node_t *value, void *ar
 int cfg_walk(cfg_ctx *c, yaml_node_t *map, const char *where, const char *const *names, size_t n,
              cfg_key_fn fn, void *arg);
 
+/* ---- yaml_read.c: the document ----------------------------------------------------------------
+ */
+
 /* The keys of the option table's mapping `parent` ("schedule") read into c->opts. */
 int cfg_read_options(cfg_ctx *c, yaml_node_t *map, const char *parent);
 
@@ -64,6 +70,5 @@ int cfg_read_options(cfg_ctx *c, yaml_node_t *map, const char *parent);
 
 int cfg_read_inputs(cfg_ctx *c, yaml_node_t *v, const lp_opt *opt);
 int cfg_read_outputs(cfg_ctx *c, yaml_node_t *v, const lp_opt *opt);
-int cfg_read_schedule(cfg_ctx *c, yaml_node_t *v, const lp_opt *opt);
 
 #endif

@@ -3,9 +3,10 @@
  * libyaml's document API loads the whole file as a graph of nodes that keep their positions; the
  * option table (option_table.h) then walks it: its rows are the schema, in the file's nesting.
  * Every value goes through the same parse and check as lp_options_set and the CLI
- * (option_values.h), where it is read, so each error points at its line and column and says what
+ * (option_parse.h), where it is read, so each error points at its line and column and says what
  * the command line would say. The values that are more than one scalar (inputs, outputs, the
- * schedule) have their readers in yaml_entries.c. */
+ * schedule) have their readers in yaml_entries.c; the node helpers and the walk of a mapping's
+ * keys are yaml_nodes.c's. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -16,7 +17,7 @@
 
 #include "base/error.h"
 #include "base/suggest.h"
-#include "config/option_values.h"
+#include "config/option_parse.h"
 #include "config/yaml_internal.h"
 #include "layerprof.h"
 
@@ -29,128 +30,6 @@ struct lp_config {
     lp_options opts; /* its store stays NULL: the arena below owns what it points to */
     lp_arena *arena;
 };
-
-int cfg_nomem(void) {
-    return lp_error_set(LP_ERR_NOMEM, "out of memory reading the configuration");
-}
-
-/* ------------------------------------------------------------------------------------------ */
-/* Nodes                                                                                       */
-
-const char *cfg_scalar(const yaml_node_t *n) {
-    return (const char *)n->data.scalar.value;
-}
-
-int cfg_is_plain(const yaml_node_t *n) {
-    return n->type == YAML_SCALAR_NODE && n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
-}
-
-int cfg_is_null(const yaml_node_t *n) {
-    static const char *const nulls[] = {"", "~", "null", "Null", "NULL"};
-    if (!cfg_is_plain(n)) return 0;
-    for (size_t i = 0; i < COUNT(nulls); i++)
-        if (strcmp(cfg_scalar(n), nulls[i]) == 0) return 1;
-    return 0;
-}
-
-int cfg_has_nul(const yaml_node_t *n) {
-    return strlen(cfg_scalar(n)) != n->data.scalar.length;
-}
-
-const char *cfg_describe(const yaml_node_t *n, char *buf, size_t size) {
-    if (n->type == YAML_SEQUENCE_NODE) return "a list";
-    if (n->type == YAML_MAPPING_NODE) return "a mapping";
-    if (cfg_is_null(n)) return "null";
-    return lp_opt_quote(cfg_scalar(n), n->data.scalar.length, buf, size);
-}
-
-yaml_node_t *cfg_item(const cfg_ctx *c, const yaml_node_t *seq, size_t i) {
-    return yaml_document_get_node(c->doc, seq->data.sequence.items.start[i]);
-}
-
-size_t cfg_seq_len(const yaml_node_t *seq) {
-    return (size_t)(seq->data.sequence.items.top - seq->data.sequence.items.start);
-}
-
-int cfg_wrong_value(const cfg_ctx *c, const yaml_node_t *v, const lp_opt *opt,
-                    const char *subject) {
-    char buf[LP_OPT_QUOTE_MAX];
-    return cfg_positioned(c, v->start_mark,
-                          lp_opt_wrong(opt, subject, cfg_describe(v, buf, sizeof buf)));
-}
-
-/* ------------------------------------------------------------------------------------------ */
-/* Mappings                                                                                    */
-
-/* Where a key of a nested mapping written one level up belongs ("depth": "display"), a common
- * slip; NULL when it is no such key. Only the top level has nested mappings. */
-static const char *belongs_under(const char *where, const char *key) {
-    size_t n;
-    const lp_opt *all = lp_opt_all(&n);
-    if (strcmp(where, "the top level") != 0) return NULL;
-    for (size_t i = 0; i < n; i++)
-        if (!lp_opt_in_mapping(&all[i], NULL) && !(all[i].flags & LP_OPTF_NOT_YAML) &&
-            strcmp(lp_opt_leaf(&all[i]), key) == 0) {
-            const lp_opt *parent = &all[i];
-            while (parent > all && !lp_opt_in_mapping(parent, NULL))
-                parent--;
-            return parent->key;
-        }
-    return NULL;
-}
-
-static int unknown_key(cfg_ctx *c, const yaml_node_t *k, const char *where,
-                       const char *const *names, size_t n) {
-    char buf[LP_OPT_QUOTE_MAX], expected[512];
-    size_t off = 0;
-    const char *quoted = cfg_describe(k, buf, sizeof buf);
-    const char *parent = cfg_has_nul(k) ? NULL : belongs_under(where, cfg_scalar(k));
-    if (parent)
-        return cfg_error_at(c, k->start_mark, "unknown key %s in %s; it belongs under '%s'", quoted,
-                            where, parent);
-    const char *near = lp_closest(cfg_scalar(k), names, n);
-    if (near)
-        return cfg_error_at(c, k->start_mark, "unknown key %s in %s; did you mean '%s'?", quoted,
-                            where, near);
-    expected[0] = '\0';
-    for (size_t i = 0; i < n && off < sizeof expected; i++)
-        off += (size_t)snprintf(expected + off, sizeof expected - off, "%s%s", i ? ", " : "",
-                                names[i]);
-    return cfg_error_at(c, k->start_mark, "unknown key %s in %s (expected one of: %s)", quoted,
-                        where, expected);
-}
-
-static size_t find_name(const yaml_node_t *k, const char *const *names, size_t n) {
-    for (size_t i = 0; i < n && !cfg_has_nul(k); i++)
-        if (strcmp(names[i], cfg_scalar(k)) == 0) return i;
-    return SIZE_MAX;
-}
-
-int cfg_walk(cfg_ctx *c, yaml_node_t *map, const char *where, const char *const *names, size_t n,
-             cfg_key_fn fn, void *arg) {
-    yaml_node_pair_t *pairs = map->data.mapping.pairs.start;
-    size_t n_pairs = (size_t)(map->data.mapping.pairs.top - pairs);
-    char buf[LP_OPT_QUOTE_MAX];
-    for (size_t i = 0; i < n_pairs; i++) {
-        yaml_node_t *k = yaml_document_get_node(c->doc, pairs[i].key);
-        yaml_node_t *v = yaml_document_get_node(c->doc, pairs[i].value);
-        if (k->type != YAML_SCALAR_NODE || cfg_is_null(k))
-            return cfg_error_at(c, k->start_mark, "keys in %s must be names, got %s", where,
-                                cfg_describe(k, buf, sizeof buf));
-        size_t index = find_name(k, names, n);
-        if (index == SIZE_MAX) return unknown_key(c, k, where, names, n);
-        /* Only known keys get this far, so this loop runs at most n times per key. */
-        for (size_t j = 0; j < i; j++) {
-            yaml_node_t *prev = yaml_document_get_node(c->doc, pairs[j].key);
-            if (strcmp(cfg_scalar(prev), names[index]) == 0)
-                return cfg_error_at(c, k->start_mark, "duplicate key '%s' (first at line %zu)",
-                                    names[index], prev->start_mark.line + 1);
-        }
-        int rc = fn(c, index, v, arg);
-        if (rc) return rc;
-    }
-    return LP_OK;
-}
 
 /* ------------------------------------------------------------------------------------------ */
 /* Option values                                                                               */
@@ -191,6 +70,30 @@ static int read_strings(cfg_ctx *c, yaml_node_t *v, const lp_opt *opt, const cha
     return LP_OK;
 }
 
+/* A mapping of the schedule's own rows {wait, warmup, active, repeat}, or --schedule's string
+ * "wait=1,active=2" so a value can be copied between the command line and the file; null is no
+ * schedule. Here rather than in yaml_entries.c: its mapping is read by cfg_read_options, which
+ * reads the schedule, and the recursion stays inside this file. */
+static int read_schedule(cfg_ctx *c, yaml_node_t *v, const lp_opt *opt) {
+    lp_schedule *s = LP_OPT_FIELD(c->opts, opt, lp_schedule);
+    *s = (lp_schedule){0, 0, 0, 0};
+    if (v->type == YAML_MAPPING_NODE) {
+        int rc = cfg_read_options(c, v, opt->key);
+        if (rc) return rc;
+        /* A given active was range-checked where it stands; here it was left out. */
+        if (s->active < 1)
+            return cfg_error_at(c, v->start_mark,
+                                "'schedule' needs 'active', the steps recorded per cycle (at "
+                                "least 1)");
+        return LP_OK;
+    }
+    if (v->type != YAML_SCALAR_NODE || cfg_has_nul(v))
+        return cfg_wrong_value(c, v, opt, "'schedule'");
+    if (cfg_is_null(v)) return LP_OK;
+    return cfg_positioned(c, v->start_mark,
+                          lp_opt_parse(opt, "'schedule'", cfg_scalar(v), c->opts, c->arena));
+}
+
 static int read_option(cfg_ctx *c, const lp_opt *opt, yaml_node_t *v) {
     char subject[LP_OPT_QUOTE_MAX];
     lp_opt_subject(opt, subject, sizeof subject);
@@ -207,7 +110,7 @@ static int read_option(cfg_ctx *c, const lp_opt *opt, yaml_node_t *v) {
     case LP_OPT_OUTPUTS:
         return cfg_read_outputs(c, v, opt);
     case LP_OPT_SCHEDULE:
-        return cfg_read_schedule(c, v, opt);
+        return read_schedule(c, v, opt);
     case LP_OPT_STRING:
         if ((opt->flags & LP_OPTF_NULLABLE) && cfg_is_null(v)) {
             *LP_OPT_FIELD(c->opts, opt, const char *) = NULL;

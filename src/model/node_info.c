@@ -21,15 +21,35 @@ void lp_node_mem_fill(const lp_tree *t, const lp_figures *f, int dev, lp_node_me
     out->net_max = m->net.max;
 }
 
-/* Per-call time statistics (0 without calls) and the share of the context's total. */
-static void time_fill(const lp_figures *f, lp_node_info *out) {
-    const lp_welford *w = &f->time;
-    out->time_mean_ns = w->n ? w->mean : 0.0;
-    out->time_std_ns = lp_welford_std(w);
-    out->time_min_ns = w->n ? w->min : 0;
-    out->time_max_ns = w->n ? w->max : 0;
-    /* No base: lp_tree_set_shares has not run, or the row has no context to be a share of. */
-    out->share = f->share_base_ns ? (double)f->total_ns / (double)f->share_base_ns : 0.0;
+/* The figures a module row and an op row share, filled the same way for both: raw sums over the
+ * iterations, their per-iteration means (divided as the columns divide them, so a getter and the
+ * table agree), memory, per-call time (the Welford figures are 0 without calls) and the share of
+ * the context's total. The two public structs name these fields alike but are distinct types,
+ * hence a macro rather than a function. */
+#define FILL_FIGURES(out, t, f)                                                                    \
+    do {                                                                                           \
+        uint64_t it_ = (t)->iterations;                                                            \
+        (out)->iterations = it_;                                                                   \
+        (out)->raw_calls = (f)->calls;                                                             \
+        (out)->raw_total_ns = (f)->total_ns;                                                       \
+        (out)->raw_self_ns = (f)->self_ns;                                                         \
+        (out)->calls = per_iteration((f)->calls, it_);                                             \
+        (out)->total_ns = per_iteration((f)->total_ns, it_);                                       \
+        (out)->self_ns = per_iteration((f)->self_ns, it_);                                         \
+        lp_node_mem_fill((t), (f), LP_DEV_CPU, &(out)->cpu_mem);                                   \
+        lp_node_mem_fill((t), (f), LP_DEV_CUDA, &(out)->cuda_mem);                                 \
+        (out)->time_mean_ns = (f)->time.mean;                                                      \
+        (out)->time_std_ns = lp_welford_std(&(f)->time);                                           \
+        (out)->time_min_ns = (f)->time.min;                                                        \
+        (out)->time_max_ns = (f)->time.max;                                                        \
+        /* No base: lp_tree_set_shares has not run, or the row has no context to share. */         \
+        (out)->share =                                                                             \
+            (f)->share_base_ns ? (double)(f)->total_ns / (double)(f)->share_base_ns : 0.0;         \
+    } while (0)
+
+/* A sum over the iterations as a mean per iteration; 0 before any iteration. */
+static double per_iteration(uint64_t sum, uint64_t iterations) {
+    return iterations ? (double)sum / (double)iterations : 0.0;
 }
 
 int lp_tree_node_info(const lp_tree *t, size_t index, lp_node_info *out, const char *caller) {
@@ -37,32 +57,21 @@ int lp_tree_node_info(const lp_tree *t, size_t index, lp_node_info *out, const c
         return lp_error_set(LP_ERR_INVALID, "%s: node %zu out of range (%zu nodes)", caller, index,
                             t->n_nodes);
     const lp_tree_node *n = &t->nodes[index];
-    uint64_t it = t->iterations;
-    double per = it ? 1.0 / (double)it : 0.0; /* no iteration: every mean is 0 */
     memset(out, 0, sizeof *out);
+    FILL_FIGURES(out, t, &n->fig);
     out->path = n->path;
     out->name = n->name;
     out->class_name = n->class_name;
     out->parent = n->parent;
     out->depth = n->depth;
     out->selected = n->selected;
-    out->raw_calls = n->fig.calls;
-    out->raw_total_ns = n->fig.total_ns;
-    out->raw_self_ns = n->fig.self_ns;
-    out->iterations = it;
-    out->calls = (double)n->fig.calls * per;
-    out->total_ns = (double)n->fig.total_ns * per;
-    out->self_ns = (double)n->fig.self_ns * per;
-    lp_node_mem_fill(t, &n->fig, LP_DEV_CPU, &out->cpu_mem);
-    lp_node_mem_fill(t, &n->fig, LP_DEV_CUDA, &out->cuda_mem);
     out->cuda_recorded = t->has_cuda_time;
     out->raw_cuda_self_ns = n->fig.cuda_self_ns;
     out->raw_cuda_total_ns = n->fig.cuda_total_ns;
-    out->cuda_self_ns = (double)n->fig.cuda_self_ns * per;
-    out->cuda_total_ns = (double)n->fig.cuda_total_ns * per;
+    out->cuda_self_ns = per_iteration(n->fig.cuda_self_ns, t->iterations);
+    out->cuda_total_ns = per_iteration(n->fig.cuda_total_ns, t->iterations);
     out->kind = (lp_node_kind)n->kind;
     out->container = n->container;
-    time_fill(&n->fig, out);
     const lp_module_size *size = &n->fig.size;
     out->size_known = size->known;
     out->params = size->params;
@@ -79,6 +88,20 @@ int lp_tree_node_info(const lp_tree *t, size_t index, lp_node_info *out, const c
     for (int d = 0; d < out->out_rank && d < LP_MAX_DIMS; d++)
         out->out_shape[d] = n->fig.out.dims[d];
     out->out_shape_varies = n->fig.out.varies;
+    return LP_OK;
+}
+
+int lp_tree_op_info(const lp_tree *t, size_t index, lp_op_info *out) {
+    if (index >= t->n_ops)
+        return lp_error_set(LP_ERR_INVALID, "op row %zu out of range (%zu op rows)", index,
+                            t->n_ops);
+    const lp_op_node *o = &t->ops[index];
+    memset(out, 0, sizeof *out);
+    out->module = o->module;
+    out->parent_op = o->parent_op;
+    out->name = lp_tree_op_name(t, o->op) ? lp_tree_op_name(t, o->op) : "";
+    out->shapes = lp_tree_shapes(t, o->shapes);
+    FILL_FIGURES(out, t, &o->fig);
     return LP_OK;
 }
 

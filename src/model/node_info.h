@@ -1,5 +1,5 @@
-/* node_info.h: the public view (lp_node_info) of a tree node, the same for a live session and a
- * report read back from JSON. */
+/* node_info.h: the public view (lp_node_info, lp_op_info) of a tree node or op row, the same for a
+ * live session and a report read back from JSON. */
 #ifndef LP_NODE_INFO_H
 #define LP_NODE_INFO_H
 
@@ -12,6 +12,10 @@
  * per-call time statistics and share. Strings are borrowed from the tree. LP_ERR_INVALID (named
  * after `caller`) when index is out of range. */
 int lp_tree_node_info(const lp_tree *t, size_t index, lp_node_info *out, const char *caller);
+
+/* Fills `out` for op row `index` of `t`, its figures as lp_tree_node_info fills a module's. Strings
+ * are borrowed from the tree. LP_ERR_INVALID when index is out of range. */
+int lp_tree_op_info(const lp_tree *t, size_t index, lp_op_info *out);
 
 /* One device's memory figures of `f` (means per call, min and max). */
 void lp_node_mem_fill(const lp_tree *t, const lp_figures *f, int dev, lp_node_mem *out);

@@ -1,49 +1,111 @@
-/* formats.c: format names and file extensions, the one dispatch from a format to its renderer, and
- * the op-row label the table renderers share. */
+/* formats.c: the one table of output formats, a row per format: its names (the canonical one
+ * first, then aliases), the file extensions that imply it, and its renderer. lp_format_name,
+ * lp_format_parse, lp_format_from_path and lp_render_format all read it, so a new format is one
+ * row here and its render_<format>.c. */
 #define _POSIX_C_SOURCE 200809L
-#include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
-#include <time.h>
 
 #include "base/error.h"
 #include "report/render.h"
 
-static const struct {
-    const char *name;
+/* A renderer as the table calls it: every one gets the tree, the timeline (NULL: none), the run
+ * and the display options, and uses what its format needs. */
+typedef int (*render_fn)(const lp_tree *tree, const lp_timeline *tl, const json_t *run,
+                         const lp_render_opts *ro, FILE *out);
+
+static int tree(const lp_tree *t, const lp_timeline *tl, const json_t *run,
+                const lp_render_opts *ro, FILE *out) {
+    (void)tl, (void)run;
+    return lp_render_tree(t, ro, out);
+}
+
+static int json(const lp_tree *t, const lp_timeline *tl, const json_t *run,
+                const lp_render_opts *ro, FILE *out) {
+    (void)tl, (void)ro;
+    return lp_render_json(t, run, out);
+}
+
+static int csv(const lp_tree *t, const lp_timeline *tl, const json_t *run, const lp_render_opts *ro,
+               FILE *out) {
+    (void)tl, (void)run;
+    return lp_render_csv(t, ro, out);
+}
+
+static int markdown(const lp_tree *t, const lp_timeline *tl, const json_t *run,
+                    const lp_render_opts *ro, FILE *out) {
+    (void)tl;
+    return lp_render_markdown(t, ro, run, out);
+}
+
+static int trace(const lp_tree *t, const lp_timeline *tl, const json_t *run,
+                 const lp_render_opts *ro, FILE *out) {
+    (void)ro;
+    if (!tl)
+        return lp_error_set(LP_ERR_UNSUPPORTED, "a JSON report holds no timeline: write the "
+                                                "trace from the run itself");
+    return lp_render_trace(t, tl, run, out);
+}
+
+static int html(const lp_tree *t, const lp_timeline *tl, const json_t *run,
+                const lp_render_opts *ro, FILE *out) {
+    (void)ro;
+    return lp_render_html(t, tl, run, out);
+}
+
+static int summary(const lp_tree *t, const lp_timeline *tl, const json_t *run,
+                   const lp_render_opts *ro, FILE *out) {
+    (void)tl, (void)run;
+    return lp_render_summary(t, ro, out);
+}
+
+static const struct format_row {
     lp_format format;
-} names[] = {
-    {"tree", LP_FORMAT_TREE},
-    {"json", LP_FORMAT_JSON},
-    {"csv", LP_FORMAT_CSV},
-    {"markdown", LP_FORMAT_MARKDOWN},
-    {"trace", LP_FORMAT_TRACE},
-    {"html", LP_FORMAT_HTML},
+    const char *names[3];      /* canonical first (lp_format_name), then aliases; NULL-ended */
+    const char *extensions[3]; /* file name endings that imply the format; NULL-ended */
+    render_fn render;
+} formats[] = {
+    {LP_FORMAT_TREE, {"tree"}, {".txt"}, tree},
+    {LP_FORMAT_JSON, {"json"}, {".json"}, json},
+    {LP_FORMAT_CSV, {"csv"}, {".csv"}, csv},
+    {LP_FORMAT_MARKDOWN, {"markdown", "md"}, {".md", ".markdown"}, markdown},
+    {LP_FORMAT_TRACE, {"trace", "chrome"}, {".trace.json", ".trace"}, trace},
+    {LP_FORMAT_HTML, {"html"}, {".html", ".htm"}, html},
     /* Name only: no file extension implies it, since a summary is markdown and ".md" already
      * means the markdown tree. */
-    {"summary", LP_FORMAT_SUMMARY},
-    /* aliases after the canonical names: lp_format_name returns the first match */
-    {"md", LP_FORMAT_MARKDOWN},
-    {"chrome", LP_FORMAT_TRACE},
+    {LP_FORMAT_SUMMARY, {"summary"}, {NULL}, summary},
 };
-#define N_NAMES (sizeof names / sizeof names[0])
+#define N_FORMATS (sizeof formats / sizeof formats[0])
+
+static const struct format_row *row_of(lp_format format) {
+    for (size_t i = 0; i < N_FORMATS; i++)
+        if (formats[i].format == format) return &formats[i];
+    return NULL;
+}
 
 const char *lp_format_name(lp_format format) {
-    for (size_t i = 0; i < N_NAMES; i++)
-        if (names[i].format == format) return names[i].name;
-    return NULL;
+    const struct format_row *r = row_of(format);
+    return r ? r->names[0] : NULL;
 }
 
 int lp_format_parse(const char *name, lp_format *out) {
     if (!name || !out) return lp_error_set(LP_ERR_INVALID, "lp_format_parse: NULL argument");
-    for (size_t i = 0; i < N_NAMES; i++)
-        if (strcmp(names[i].name, name) == 0) {
-            *out = names[i].format;
-            return LP_OK;
-        }
-    return lp_error_set(LP_ERR_INVALID,
-                        "unknown format '%s' (tree, json, csv, markdown, trace, html or summary)",
-                        name);
+    char list[128];
+    size_t off = 0;
+    for (size_t i = 0; i < N_FORMATS; i++) {
+        for (const char *const *n = formats[i].names; *n; n++)
+            if (strcmp(*n, name) == 0) {
+                *out = formats[i].format;
+                return LP_OK;
+            }
+        /* "tree, json, ..., html or summary": the canonical names, for the message */
+        const char *sep = i == 0 ? "" : i + 1 < N_FORMATS ? ", " : " or ";
+        if (off < sizeof list)
+            off +=
+                (size_t)snprintf(list + off, sizeof list - off, "%s%s", sep, formats[i].names[0]);
+    }
+    return lp_error_set(LP_ERR_INVALID, "unknown format '%s' (%s)", name, list);
 }
 
 static int ends_with(const char *s, const char *suffix) {
@@ -52,64 +114,22 @@ static int ends_with(const char *s, const char *suffix) {
 }
 
 int lp_format_from_path(const char *path, lp_format *out) {
-    static const struct {
-        const char *suffix;
-        lp_format format;
-    } ext[] = {
-        /* longest first: "r.trace.json" is a trace, not a report */
-        {".trace.json", LP_FORMAT_TRACE}, {".trace", LP_FORMAT_TRACE},
-        {".json", LP_FORMAT_JSON},        {".csv", LP_FORMAT_CSV},
-        {".md", LP_FORMAT_MARKDOWN},      {".markdown", LP_FORMAT_MARKDOWN},
-        {".html", LP_FORMAT_HTML},        {".htm", LP_FORMAT_HTML},
-        {".txt", LP_FORMAT_TREE},
-    };
     if (!path || !out) return lp_error_set(LP_ERR_INVALID, "lp_format_from_path: NULL argument");
-    for (size_t i = 0; i < sizeof ext / sizeof ext[0]; i++)
-        if (ends_with(path, ext[i].suffix)) {
-            *out = ext[i].format;
-            return LP_OK;
-        }
+    /* The longest ending wins: "r.trace.json" is a trace, not a report. */
+    size_t best = 0;
+    for (size_t i = 0; i < N_FORMATS; i++)
+        for (const char *const *e = formats[i].extensions; *e; e++)
+            if (strlen(*e) > best && ends_with(path, *e)) {
+                best = strlen(*e);
+                *out = formats[i].format;
+            }
+    if (best) return LP_OK;
     return lp_error_set(LP_ERR_NOT_FOUND, "'%s': no format known for this file name", path);
-}
-
-char *lp_render_op_label(const lp_tree *t, int32_t row) {
-    const lp_op_node *o = &t->ops[row];
-    const char *name = lp_tree_op_name(t, o->op), *shapes = lp_tree_shapes(t, o->shapes);
-    char idbuf[32];
-    if (!name) {
-        snprintf(idbuf, sizeof idbuf, "op#%d", (int)o->op);
-        name = idbuf;
-    }
-    size_t n = strlen(name) + (shapes ? strlen(shapes) + 3 : 0) + 1;
-    char *s = malloc(n);
-    if (!s) return NULL;
-    if (shapes)
-        snprintf(s, n, "%s [%s]", name, shapes);
-    else
-        snprintf(s, n, "%s", name);
-    return s;
 }
 
 int lp_render_format(lp_format format, const lp_tree *tree, const lp_timeline *tl,
                      const json_t *run, const lp_render_opts *ro, FILE *out) {
-    switch (format) {
-    case LP_FORMAT_TREE:
-        return lp_render_tree(tree, ro, out);
-    case LP_FORMAT_JSON:
-        return lp_render_json(tree, run, out);
-    case LP_FORMAT_CSV:
-        return lp_render_csv(tree, ro, out);
-    case LP_FORMAT_MARKDOWN:
-        return lp_render_markdown(tree, ro, run, out);
-    case LP_FORMAT_TRACE:
-        if (!tl)
-            return lp_error_set(LP_ERR_UNSUPPORTED, "a JSON report holds no timeline: write the "
-                                                    "trace from the run itself");
-        return lp_render_trace(tree, tl, run, out);
-    case LP_FORMAT_HTML:
-        return lp_render_html(tree, tl, run, out);
-    case LP_FORMAT_SUMMARY:
-        return lp_render_summary(tree, ro, out);
-    }
-    return lp_error_set(LP_ERR_INVALID, "unknown output format %d", (int)format);
+    const struct format_row *r = row_of(format);
+    if (!r) return lp_error_set(LP_ERR_INVALID, "unknown output format %d", (int)format);
+    return r->render(tree, tl, run, ro, out);
 }

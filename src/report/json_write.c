@@ -260,10 +260,11 @@ json_t *lp_export_report(const lp_tree *t, const json_t *run) {
 }
 
 int lp_render_json(const lp_tree *tree, const json_t *run, FILE *out) {
-    if (!tree || !out) return lp_error_set(LP_ERR_INVALID, "render: tree and output are required");
+    int rc = lp_render_require(tree, out);
+    if (rc) return rc;
     json_t *doc = lp_export_report(tree, run);
     if (!doc) return lp_error_set(LP_ERR_NOMEM, "out of memory building the JSON report");
-    int rc = lp_json_write(doc, out);
+    rc = lp_json_write(doc, out);
     json_decref(doc);
     return rc;
 }

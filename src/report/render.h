@@ -11,6 +11,7 @@
 #include "collect/timeline.h"
 #include "layerprof.h"
 #include "model/tree.h"
+#include "report/columns.h"
 
 /* Display choices, taken from lp_options. Pointers borrowed. */
 typedef struct lp_render_opts {
@@ -26,9 +27,30 @@ typedef struct lp_render_opts {
     size_t n_notes;
 } lp_render_opts;
 
+/* ---- render_setup.c: what every renderer shares ------------------------------------------- */
+
 /* Defaults: no depth limit, model order, no top list, default columns, auto units, box glyphs,
  * show_ops 1 (op rows appear only when the tree recorded them). */
 void lp_render_opts_init(lp_render_opts *ro);
+
+/* Checks column ids and the sort key against the column table; the error names the closest id. */
+int lp_render_check_opts(const lp_render_opts *ro);
+
+/* The first lines of every renderer: LP_ERR_INVALID ("render: tree and output are required")
+ * unless both are given. */
+int lp_render_require(const lp_tree *tree, FILE *out);
+
+/* The opening of the renderers that take display options (tree, CSV, markdown): *ro NULL becomes
+ * lp_render_opts_init's defaults, kept in *defaults; then lp_render_require, lp_render_check_opts,
+ * and the columns to draw into cols (LP_MAX_COLUMNS entries) and *n_cols. Nothing is written. */
+int lp_render_begin(const lp_tree *tree, FILE *out, const lp_render_opts **ro,
+                    lp_render_opts *defaults, const lp_column **cols, size_t *n_cols);
+
+/* A module or op row label for CSV and markdown: "name" or "name [shapes]". Returns a malloc'ed
+ * string (NULL when out of memory). */
+char *lp_render_op_label(const lp_tree *tree, int32_t op_row);
+
+/* ---- the renderers, one file each ------------------------------------------------------------ */
 
 /* torchprof's box-drawn table, then a Total row, the top list and the notes. `ro` NULL: defaults.
  * Op labels are "name" or "name [shape]" with shape_names[shapes] inside the brackets.
@@ -41,9 +63,6 @@ int lp_render_tree(const lp_tree *tree, const lp_render_opts *ro, FILE *out);
  * not used (NULL is fine). LP_ERR_IO when writing `out` failed. */
 int lp_render_summary(const lp_tree *tree, const lp_render_opts *ro, FILE *out);
 
-/* Checks column ids and the sort key against the column table; the error names the closest id. */
-int lp_render_check_opts(const lp_render_opts *ro);
-
 /* The renderers below: `ro` NULL means lp_render_opts_init's defaults; `run` may be NULL (no
  * title). Each returns LP_OK, LP_ERR_NOMEM, or LP_ERR_IO when writing failed. */
 int lp_render_json(const lp_tree *tree, const json_t *run, FILE *out);
@@ -54,13 +73,12 @@ int lp_render_trace(const lp_tree *tree, const lp_timeline *tl, const json_t *ru
 /* `tl` may be NULL or empty: the memory-over-time chart is then left out. */
 int lp_render_html(const lp_tree *tree, const lp_timeline *tl, const json_t *run, FILE *out);
 
+/* ---- formats.c: the table of formats {format, names, extensions, renderer} --------------------
+ */
+
 /* The one dispatch from a format to its renderer, for sessions and reports read back alike.
  * `tl` NULL: no timeline (LP_FORMAT_TRACE then fails with LP_ERR_UNSUPPORTED and a message). */
 int lp_render_format(lp_format format, const lp_tree *tree, const lp_timeline *tl,
                      const json_t *run, const lp_render_opts *ro, FILE *out);
-
-/* A module or op row label for CSV and markdown: "name" or "name [shapes]". Returns a malloc'ed
- * string (NULL when out of memory). */
-char *lp_render_op_label(const lp_tree *tree, int32_t op_row);
 
 #endif

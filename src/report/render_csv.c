@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "base/error.h"
-#include "model/columns.h"
+#include "report/columns.h"
 #include "model/node_info.h"
 #include "report/render.h"
 
@@ -102,15 +102,9 @@ static int put_ops(csv *c, int32_t first, size_t at, int depth) {
 
 int lp_render_csv(const lp_tree *t, const lp_render_opts *ro, FILE *out) {
     lp_render_opts defaults;
-    if (!ro) {
-        lp_render_opts_init(&defaults);
-        ro = &defaults;
-    }
-    if (!t || !out) return lp_error_set(LP_ERR_INVALID, "render: tree and output are required");
-    int rc = lp_render_check_opts(ro);
-    if (rc) return rc;
     csv c = {.t = t, .out = out};
-    if ((rc = lp_columns_select(t, ro->columns, ro->n_columns, c.cols, &c.n_cols))) return rc;
+    int rc = lp_render_begin(t, out, &ro, &defaults, c.cols, &c.n_cols);
+    if (rc) return rc;
 
     fputs("path,kind,name,class,depth", out);
     for (size_t i = 0; i < c.n_cols; i++)

@@ -475,7 +475,8 @@ oom_parts:
 }
 
 int lp_render_html(const lp_tree *tree, const lp_timeline *tl, const json_t *run, FILE *out) {
-    if (!tree || !out) return lp_error_set(LP_ERR_INVALID, "render: tree and output are required");
+    int rc = lp_render_require(tree, out);
+    if (rc) return rc;
     json_t *data = json_object();
     json_t *report = lp_export_report(tree, run);
     json_t *timeline = timeline_json(tl);
@@ -489,7 +490,7 @@ int lp_render_html(const lp_tree *tree, const lp_timeline *tl, const json_t *run
     json_object_set_new(data, "timeline", timeline);
     for (const char *const *p = page_head; *p; p++)
         fputs(*p, out);
-    int rc = json_dumpf(data, out, JSON_COMPACT | JSON_ESCAPE_SLASH | JSON_REAL_PRECISION(12));
+    rc = json_dumpf(data, out, JSON_COMPACT | JSON_ESCAPE_SLASH | JSON_REAL_PRECISION(12));
     json_decref(data);
     fputc('\n', out);
     for (const char *const *p = page_tail; *p; p++)

@@ -1,5 +1,5 @@
-/* render_md.c: the report as a GitHub-flavoured markdown pipe table, ready to paste into an issue
- * or a pull request (torchtimer's habit).
+/* render_markdown.c: the report as a GitHub-flavoured markdown pipe table, ready to paste into an
+ * issue or a pull request (torchtimer's habit).
  *
  * GitHub strips leading spaces in table cells, so the tree is drawn with non-breaking spaces: four
  * `&nbsp;` per level. Op rows are code spans. Cells are the tree view's (same columns, units and
@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "base/error.h"
-#include "model/columns.h"
+#include "report/columns.h"
 #include "report/json_report.h"
 #include "report/render.h"
 
@@ -102,15 +102,10 @@ static void put_title(FILE *out, const json_t *run, uint64_t iterations) {
 
 int lp_render_markdown(const lp_tree *t, const lp_render_opts *ro, const json_t *run, FILE *out) {
     lp_render_opts defaults;
-    if (!ro) {
-        lp_render_opts_init(&defaults);
-        ro = &defaults;
-    }
-    if (!t || !out) return lp_error_set(LP_ERR_INVALID, "render: tree and output are required");
-    int rc = lp_render_check_opts(ro);
+    md m = {.t = t, .out = out};
+    int rc = lp_render_begin(t, out, &ro, &defaults, m.cols, &m.n_cols);
     if (rc) return rc;
-    md m = {.t = t, .ro = ro, .out = out};
-    if ((rc = lp_columns_select(t, ro->columns, ro->n_columns, m.cols, &m.n_cols))) return rc;
+    m.ro = ro;
     size_t n = t->n_nodes ? t->n_nodes : 1;
     m.sub_self = calloc(n, sizeof *m.sub_self);
     m.sub_total = calloc(n, sizeof *m.sub_total);

@@ -64,7 +64,8 @@ static json_t *span_event(const lp_tree *t, const lp_timeline *tl, const lp_span
 static const char *const counter_names[LP_DEV_COUNT] = {"CPU memory", "CUDA memory"};
 
 int lp_render_trace(const lp_tree *t, const lp_timeline *tl, const json_t *run, FILE *out) {
-    if (!t || !out) return lp_error_set(LP_ERR_INVALID, "render: tree and output are required");
+    int rc = lp_render_require(t, out);
+    if (rc) return rc;
     if (!tl || !tl->recorded)
         return lp_error_set(LP_ERR_STATE,
                             "no timeline was recorded: profile with trace on (--trace) to write a "
@@ -75,7 +76,7 @@ int lp_render_trace(const lp_tree *t, const lp_timeline *tl, const json_t *run, 
     if (tl->n_mem && tl->mem[0].t < origin) origin = tl->mem[0].t;
     if (origin == UINT64_MAX) origin = 0;
 
-    int first = 1, rc = LP_OK;
+    int first = 1;
     fputs("{\"traceEvents\": [\n", out);
     const char *model = json_string_value(json_object_get(run, "model"));
     char pname[512];

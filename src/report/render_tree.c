@@ -10,36 +10,9 @@
 
 #include "base/error.h"
 #include "base/units.h"
-#include "model/columns.h"
+#include "report/columns.h"
 #include "report/render.h"
 #include "report/textbuf.h"
-
-void lp_render_opts_init(lp_render_opts *ro) {
-    memset(ro, 0, sizeof *ro);
-    ro->depth = -1;
-    ro->units = LP_UNITS_AUTO;
-    ro->show_ops = 1; /* shown only when the tree recorded op rows */
-}
-
-int lp_render_check_opts(const lp_render_opts *ro) {
-    if (!ro) return LP_OK;
-    if (ro->depth < -1) return lp_error_set(LP_ERR_INVALID, "depth must be >= 0 (or -1: no limit)");
-    if (ro->top < 0) return lp_error_set(LP_ERR_INVALID, "top must be >= 0");
-    if (ro->units < LP_UNITS_AUTO || ro->units > LP_UNITS_S)
-        return lp_error_set(LP_ERR_INVALID, "unknown units %d", (int)ro->units);
-    if (ro->n_columns > 0 && !ro->columns)
-        return lp_error_set(LP_ERR_INVALID, "%zu columns given but no column list", ro->n_columns);
-    if (ro->n_columns > LP_MAX_COLUMNS)
-        return lp_error_set(LP_ERR_INVALID, "too many columns (%zu, at most %d)", ro->n_columns,
-                            LP_MAX_COLUMNS);
-    const lp_column *col;
-    for (size_t i = 0; i < ro->n_columns; i++) {
-        int rc = lp_column_lookup(ro->columns[i], "column", &col);
-        if (rc != LP_OK) return rc;
-    }
-    if (ro->sort) return lp_column_lookup(ro->sort, "sort key", &col);
-    return LP_OK;
-}
 
 /* The walk ------------------------------------------------------------------------------------- */
 
@@ -503,21 +476,14 @@ static void put_notes(render *r, lp_textbuf *line, FILE *out) {
 
 int lp_render_tree(const lp_tree *tree, const lp_render_opts *ro, FILE *out) {
     lp_render_opts defaults;
-    if (!ro) {
-        lp_render_opts_init(&defaults);
-        ro = &defaults;
-    }
-    if (!tree || !out) return lp_error_set(LP_ERR_INVALID, "render: tree and output are required");
-    int rc = lp_render_check_opts(ro);
-    if (rc != LP_OK) return rc;
-
     render r;
     memset(&r, 0, sizeof r);
+    int rc = lp_render_begin(tree, out, &ro, &defaults, r.cols, &r.n_cols);
+    if (rc != LP_OK) return rc;
     r.t = tree;
     r.ro = ro;
     r.g = ro->ascii ? &ascii_glyphs : &box_glyphs;
-    rc = lp_columns_select(tree, ro->columns, ro->n_columns, r.cols, &r.n_cols);
-    if (rc == LP_OK && ro->sort) rc = lp_column_lookup(ro->sort, "sort key", &r.sort);
+    if (ro->sort) rc = lp_column_lookup(ro->sort, "sort key", &r.sort);
     if (rc == LP_OK) rc = sum_subtrees(&r);
     if (rc == LP_OK) rc = walk(&r);
     if (rc == LP_OK) rc = add_total(&r);

@@ -1,13 +1,13 @@
 /* test_markers.c: the markers survive TorchScript's optimizer and change nothing the model
  * computes.
  *
- * For every test model (twelve): after the profiling executor's warm-up, the optimised graph of forward
- * holds, for every module type, at least as many enter markers as the marked graph held once its
- * calls were inlined (what the optimizer was given; unrolled loops copy theirs), and as many exit
- * markers as enter markers: none removed. Exact per-call counts are test_models' job. And the
- * output of the marked model is bitwise identical to that of the same file loaded optimised without
- * markers, on the same inputs. Links the shim and the core directly, as the benchmarks do: the
- * census is not public API. */
+ * For every test model (MODELS below): after the profiling executor's warm-up, the optimised graph
+ * of forward holds, for every module type, at least as many enter markers as the marked graph held
+ * once its calls were inlined (what the optimizer was given; unrolled loops copy theirs), and as
+ * many exit markers as enter markers: none removed. Exact per-call counts are test_models' job. And
+ * the output of the marked model is bitwise identical to that of the same file loaded optimised
+ * without markers, on the same inputs. Links the shim and the core directly, as the benchmarks do:
+ * the census is not public API. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -108,8 +108,10 @@ static void check_model(void **state) {
 
 #define MODELS(X)                                                                                  \
     X(nested)                                                                                      \
-    X(resnet18) X(mobilenet_v2) X(transformer) X(lstm_cell) X(forked) X(pat_loops) X(pat_branches) \
-        X(pat_lists) X(pat_shared) X(pat_traced) X(pat_state) X(pat_structured)
+    X(resnet18)                                                                                    \
+    X(mobilenet_v2)                                                                                \
+    X(transformer) X(lstm_cell) X(forked) X(pat_loops) X(pat_branches) X(pat_lists) X(pat_shared)  \
+        X(pat_traced) X(pat_state) X(pat_structured) X(pat_overload)
 #define TEST(name) {#name, check_model, NULL, NULL, (void *)#name},
 
 int main(void) {

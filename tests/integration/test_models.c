@@ -273,6 +273,22 @@ static void nested_unused(void **state) {
     lp_session_close(s);
 }
 
+/* pat_overload: `layer` has only overloads of forward (forward__0, forward__1), as densenet's
+ * _DenseLayer: it is called, so it is no container (docs/json-schema.md: a container has no
+ * forward and is never called). */
+static void overload_not_container(void **state) {
+    const model_case *mc = *state;
+    lp_session *s = open_and_run("pat_overload", mc->mode, 0);
+    size_t i;
+    lp_node_info info;
+    assert_int_equal(lp_session_find(s, "layer", &i), LP_OK);
+    assert_int_equal(lp_session_node(s, i, &info), LP_OK);
+    assert_string_equal(info.class_name, "Overload");
+    assert_false(info.container);
+    assert_int_equal(info.raw_calls, 2 * ITERATIONS); /* once with a tensor, once with a list */
+    lp_session_close(s);
+}
+
 /* Running again adds iterations to the same tree; counts stay per iteration. */
 static void run_twice(void **state) {
     const model_case *mc = *state;
@@ -299,8 +315,9 @@ static void run_twice(void **state) {
     X(nested)                                                                                      \
     X(resnet18)                                                                                    \
     X(alexnet)                                                                                     \
-    X(mobilenet_v2) X(transformer) X(lstm_cell) X(forked) X(pat_loops) X(pat_branches)             \
-        X(pat_lists) X(pat_shared) X(pat_traced) X(pat_state) X(pat_structured)
+    X(mobilenet_v2)                                                                                \
+    X(transformer) X(lstm_cell) X(forked) X(pat_loops) X(pat_branches) X(pat_lists) X(pat_shared)  \
+        X(pat_traced) X(pat_state) X(pat_structured) X(pat_overload)
 
 #define DEF_CASES(name)                                                                            \
     static model_case name##_hooks = {#name, LP_MODE_HOOKS};                                       \
@@ -328,6 +345,8 @@ int main(void) {
         NAMED("run_twice/graph", run_twice, &nested_graph),
         NAMED("nested_unused/markers", nested_unused, &nested_markers),
         NAMED("run_twice/markers", run_twice, &nested_markers),
+        NAMED("overload_not_container/hooks", overload_not_container, &pat_overload_hooks),
+        NAMED("overload_not_container/markers", overload_not_container, &pat_overload_markers),
     };
     return cmocka_run_group_tests_name("integration.models", tests, NULL, NULL);
 }

@@ -17,7 +17,7 @@
 #include "collect/collector.h"
 #include "collect/cuda_join.h"
 #include "layerprof.h"
-#include "model/columns.h"
+#include "report/columns.h"
 #include "model/tree.h"
 
 /* The model:

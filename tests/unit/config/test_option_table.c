@@ -14,7 +14,6 @@
 #include <cmocka.h>
 
 #include "config/option_table.h"
-#include "config/options.h"
 #include "golden.h"
 #include "layerprof.h"
 

@@ -8,7 +8,7 @@
 
 #include <cmocka.h>
 
-#include "config/options.h"
+#include "config/option_parse.h"
 #include "layerprof.h"
 
 static lp_options valid_options(void) {

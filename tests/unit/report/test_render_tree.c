@@ -9,7 +9,7 @@
 
 #include <time.h>
 
-#include "model/columns.h"
+#include "report/columns.h"
 
 /* Helpers -------------------------------------------------------------------------------------- */
 

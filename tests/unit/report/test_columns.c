@@ -10,7 +10,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "model/columns.h"
+#include "report/columns.h"
 #include "model/tree.h"
 #include "tree_fixtures.h"
 

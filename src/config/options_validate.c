@@ -1,5 +1,6 @@
-/* options.c: the defaults and the validation of lp_options, both read from the option table, so
- * the API, the CLI and the config file agree on every range and name. */
+/* options_validate.c: lp_options_validate, row by row from the option table, so the API, the CLI
+ * and the config file agree on every range and name. A string is checked by option_parse.c, the
+ * same check a value typed on the command line gets. */
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -7,86 +8,9 @@
 
 #include "base/error.h"
 #include "config/option_table.h"
-#include "config/option_values.h"
-#include "config/options.h"
+#include "config/option_parse.h"
 #include "config/options_version.h"
 #include "layerprof.h"
-
-void lp_opt_reset(const lp_opt *opt, lp_options *o) {
-    switch (opt->type) {
-    case LP_OPT_MAPPING: {
-        size_t n;
-        const lp_opt *all = lp_opt_all(&n);
-        for (size_t i = 0; i < n; i++)
-            if (lp_opt_in_mapping(&all[i], opt->key)) lp_opt_reset(&all[i], o);
-        return;
-    }
-    case LP_OPT_BOOL:
-    case LP_OPT_INT:
-    case LP_OPT_ENUM:
-        *LP_OPT_FIELD(o, opt, int) = opt->def;
-        return;
-    case LP_OPT_U64:
-        *LP_OPT_FIELD(o, opt, uint64_t) = (uint64_t)opt->def;
-        return;
-    case LP_OPT_STRING:
-        *LP_OPT_FIELD(o, opt, const char *) = opt->def_str;
-        return;
-    case LP_OPT_SCHEDULE:
-        *LP_OPT_FIELD(o, opt, lp_schedule) = (lp_schedule){0, 0, 0, 0}; /* no schedule */
-        return;
-    case LP_OPT_COLUMNS:
-    case LP_OPT_PATHS:
-    case LP_OPT_INPUTS:
-    case LP_OPT_INPUT_FILE:
-    case LP_OPT_INPUT_SAVED:
-    case LP_OPT_OUTPUTS:
-        *LP_OPT_FIELD(o, opt, const void *) = NULL;
-        *LP_OPT_COUNT(o, opt) = 0;
-        return;
-    }
-}
-
-int lp_options_init_version(lp_options *opts, unsigned version) {
-    if (!opts) return lp_error_set(LP_ERR_INVALID, "lp_options_init: NULL options");
-    lp_options full; /* the current struct, of which the caller's version is a prefix */
-    /* What no row covers (callbacks and their payloads, the store) starts zero: off. */
-    memset(&full, 0, sizeof full);
-    full.version = version;
-    int rc = lp_options_check_version(&full, "lp_options_init");
-    if (rc) return rc;
-    size_t n;
-    const lp_opt *all = lp_opt_all(&n);
-    for (size_t i = 0; i < n; i++)
-        if (!(all[i].flags & LP_OPTF_BY_PARENT)) lp_opt_reset(&all[i], &full);
-    memcpy(opts, &full, lp_options_size_of(version));
-    return LP_OK;
-}
-
-/* "cpu", "cuda", "cuda:N". */
-int lp_device_parse(const char *device, int *is_cuda, int *index) {
-    *is_cuda = 0;
-    *index = -1;
-    if (!device || strcmp(device, "cpu") == 0) return LP_OK;
-    if (strncmp(device, "cuda", 4) == 0) {
-        const char *p = device + 4;
-        *is_cuda = 1;
-        if (*p == '\0') return LP_OK;
-        if (*p == ':' && p[1] >= '0' && p[1] <= '9') {
-            int v = 0;
-            for (p++; *p >= '0' && *p <= '9' && v < 1000; p++)
-                v = v * 10 + (*p - '0');
-            if (*p == '\0') {
-                *index = v;
-                return LP_OK;
-            }
-        }
-    }
-    return lp_error_set(LP_ERR_INVALID, "unknown device '%s' (cpu, cuda or cuda:N)", device);
-}
-
-/* ------------------------------------------------------------------------------------------ */
-/* Validation, row by row                                                                      */
 
 /* All zero is "no schedule"; anything else needs active steps, or the cycle would never record. */
 static int validate_schedule(const lp_schedule *s) {

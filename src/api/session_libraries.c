@@ -1,4 +1,4 @@
-/* op_libraries.c: the custom-op libraries a model needs (torchvision's _C.so, torchaudio's
+/* session_libraries.c: the custom-op libraries a model needs (torchvision's _C.so, torchaudio's
  * libtorchaudio.so, a program's own), loaded before the model.
  *
  * A library registers its operators with libtorch as it loads, so it must be loaded with

@@ -1,4 +1,4 @@
-/* test_option_values.c: one option's value from text (option_values.c), the parse and the message
+/* test_option_parse.c: one option's value from text (option_parse.c), the parse and the message
  * the CLI, lp_options_set and the YAML reader share. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,7 +11,7 @@
 
 #include "config/arena.h"
 #include "config/option_table.h"
-#include "config/option_values.h"
+#include "config/option_parse.h"
 #include "layerprof.h"
 
 static lp_arena *arena;

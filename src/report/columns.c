@@ -1,6 +1,6 @@
 /* columns.c: one table entry, getter and formatter per column. Adding a column is adding a row here
  * (and, for a new statistic, its field in tree.h); renderers pick it up by id. */
-#include "model/columns.h"
+#include "report/columns.h"
 
 #include <math.h>
 #include <stdio.h>

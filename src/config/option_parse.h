@@ -1,10 +1,10 @@
-/* option_values.h: one option's value read from text and checked, with the one message each
+/* option_parse.h: one option's value read from text and checked, with the one message each
  * mistake gets. The CLI (through lp_options_set) and the YAML reader both call these, so a bad
  * value reads the same wherever it was typed: "SUBJECT must be WHAT, got 'VALUE'", where SUBJECT
  * is how the caller names the option ('iterations' in a file, --iterations on the command line).
  */
-#ifndef LP_OPTION_VALUES_H
-#define LP_OPTION_VALUES_H
+#ifndef LP_OPTION_PARSE_H
+#define LP_OPTION_PARSE_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -44,6 +44,9 @@ int lp_opt_parse_enum(const lp_opt *opt, const char *subject, const char *text, 
 /* The keys of one entry of the outputs list ({format: json, file: r.json}), as rows, so an
  * output's messages are the same from the file and from lp_options_set's "FORMAT[:FILE]". */
 extern const lp_opt lp_opt_output_format, lp_opt_output_file;
+
+/* Parses "cpu", "cuda", "cuda:N"; *index is -1 when no index was given. */
+int lp_device_parse(const char *device, int *is_cuda, int *index);
 
 /* "true", "yes", "on" (and capitalised) are 1; "false", "no", "off" 0; -1 for anything else. */
 int lp_opt_bool_value(const char *text);

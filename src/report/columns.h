@@ -1,5 +1,7 @@
 /* columns.h: the report's columns as data (uftrace's field table): choosing and ordering them is a
- * list of ids, never an if-chain in a renderer. Every renderer (tree, CSV, ...) reads this. */
+ * list of ids, never an if-chain in a renderer. Every renderer (tree, CSV, ...) reads this. It
+ * lives in report/, with those renderers, because it formats values for display; the figures it
+ * reads stay in model/tree.h, and nothing below report/ needs a column. */
 #ifndef LP_COLUMNS_H
 #define LP_COLUMNS_H
 

@@ -1,4 +1,4 @@
-/* option_values.c: one option's value from text (option_values.h). Every message here is the one
+/* option_parse.c: one option's value from text (option_parse.h). Every message here is the one
  * the CLI, the YAML reader and lp_options_set give for that mistake. */
 #include <limits.h>
 #include <stdint.h>
@@ -9,9 +9,8 @@
 #include "base/error.h"
 #include "base/suggest.h"
 #include "config/input_spec.h"
-#include "config/option_values.h"
-#include "config/options.h"
-#include "model/columns.h"
+#include "config/option_parse.h"
+#include "report/columns.h"
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -118,7 +117,8 @@ static int parse_int(const lp_opt *opt, const char *subject, const char *text, i
 static int parse_u64(const lp_opt *opt, const char *subject, const char *text, uint64_t *out) {
     uint64_t mag;
     int neg;
-    if (!lp_opt_parse_digits(text, &mag, &neg) || (neg && mag)) return wrong_text(opt, subject, text);
+    if (!lp_opt_parse_digits(text, &mag, &neg) || (neg && mag))
+        return wrong_text(opt, subject, text);
     *out = mag;
     return LP_OK;
 }
@@ -155,6 +155,28 @@ static int check_column(const lp_opt *opt, const char *subject, const char *id) 
     }
     return unknown_name(subject, opt->type == LP_OPT_COLUMNS ? "column ids" : "a column id", list,
                         id, lp_closest(id, names, n));
+}
+
+/* "cpu", "cuda", "cuda:N". */
+int lp_device_parse(const char *device, int *is_cuda, int *index) {
+    *is_cuda = 0;
+    *index = -1;
+    if (!device || strcmp(device, "cpu") == 0) return LP_OK;
+    if (strncmp(device, "cuda", 4) == 0) {
+        const char *p = device + 4;
+        *is_cuda = 1;
+        if (*p == '\0') return LP_OK;
+        if (*p == ':' && p[1] >= '0' && p[1] <= '9') {
+            int v = 0;
+            for (p++; *p >= '0' && *p <= '9' && v < 1000; p++)
+                v = v * 10 + (*p - '0');
+            if (*p == '\0') {
+                *index = v;
+                return LP_OK;
+            }
+        }
+    }
+    return lp_error_set(LP_ERR_INVALID, "unknown device '%s' (cpu, cuda or cuda:N)", device);
 }
 
 static int check_device(const lp_opt *opt, const char *subject, const char *s) {
