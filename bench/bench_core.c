@@ -33,7 +33,7 @@ enum { EV_ENTER, EV_EXIT, EV_OP, EV_OP_END, EV_MEM };
 
 typedef struct event {
     int kind;
-    int32_t arg; /* module for EV_ENTER / EV_OP (graph mode), else -1 */
+    int32_t arg; /* module for EV_ENTER, else -1 */
     const char *name;
     uintptr_t ptr;
     int64_t bytes;
@@ -68,7 +68,7 @@ static inline size_t play(lp_collector *c, const script *s, uint64_t *t) {
             lp_ev_call_exit(c, now);
             break;
         case EV_OP:
-            lp_ev_op_start(c, e->name, e->arg, 0, now);
+            lp_ev_op_start(c, e->name, 0, now);
             break;
         case EV_OP_END:
             lp_ev_op_end(c, now);
@@ -106,14 +106,13 @@ static const char *const k_ops[N_LEAVES] = {"aten::conv2d", "aten::batch_norm", 
 static const char k_nested[] = "aten::_convolution";
 static const char k_add[] = "aten::add";
 
-enum { SCRIPT_MODULES = 0, SCRIPT_OPS = 1, SCRIPT_MEMORY = 2, SCRIPT_GRAPH = 4 };
+enum { SCRIPT_MODULES = 0, SCRIPT_OPS = 1, SCRIPT_MEMORY = 2 };
 
 /* One forward of the small model. SCRIPT_OPS: every leaf runs an op (convs with a nested op),
  * every block a residual add. SCRIPT_MEMORY: each op allocates its output and frees the output of
- * the op before the previous one (a caching allocator's addresses repeat every iteration).
- * SCRIPT_GRAPH: only the root is entered; ops carry their module, as the graph mode's are. */
+ * the op before the previous one (a caching allocator's addresses repeat every iteration). */
 static void small_script(script *s, int flags) {
-    int graph = flags & SCRIPT_GRAPH, ops = (flags & SCRIPT_OPS) || graph;
+    int ops = flags & SCRIPT_OPS;
     int mem = flags & SCRIPT_MEMORY;
     uintptr_t live[3] = {0, 0, 0};
     int n_alloc = 0;
@@ -130,15 +129,15 @@ static void small_script(script *s, int flags) {
     emit(s, EV_ENTER, node++, NULL, 0, 0);
     for (int st = 0; st < N_STAGES; st++) {
         int32_t stage = node++;
-        if (!graph) emit(s, EV_ENTER, stage, NULL, 0, 0);
+        emit(s, EV_ENTER, stage, NULL, 0, 0);
         for (int b = 0; b < N_BLOCKS; b++) {
             int32_t block = node++;
-            if (!graph) emit(s, EV_ENTER, block, NULL, 0, 0);
+            emit(s, EV_ENTER, block, NULL, 0, 0);
             for (int l = 0; l < N_LEAVES; l++) {
                 int32_t leaf = node++;
-                if (!graph) emit(s, EV_ENTER, leaf, NULL, 0, 0);
+                emit(s, EV_ENTER, leaf, NULL, 0, 0);
                 if (ops) {
-                    emit(s, EV_OP, graph ? leaf : -1, k_ops[l], 0, 0);
+                    emit(s, EV_OP, -1, k_ops[l], 0, 0);
                     if (l == 0 || l == 3) {
                         emit(s, EV_OP, -1, k_nested, 0, 0);
                         ALLOC();
@@ -148,16 +147,16 @@ static void small_script(script *s, int flags) {
                     }
                     emit(s, EV_OP_END, -1, NULL, 0, 0);
                 }
-                if (!graph) emit(s, EV_EXIT, -1, NULL, 0, 0);
+                emit(s, EV_EXIT, -1, NULL, 0, 0);
             }
             if (ops) {
-                emit(s, EV_OP, graph ? block : -1, k_add, 0, 0);
+                emit(s, EV_OP, -1, k_add, 0, 0);
                 ALLOC();
                 emit(s, EV_OP_END, -1, NULL, 0, 0);
             }
-            if (!graph) emit(s, EV_EXIT, -1, NULL, 0, 0);
+            emit(s, EV_EXIT, -1, NULL, 0, 0);
         }
-        if (!graph) emit(s, EV_EXIT, -1, NULL, 0, 0);
+        emit(s, EV_EXIT, -1, NULL, 0, 0);
     }
     for (int i = 0; i < 3; i++)
         if (live[i]) emit(s, EV_MEM, -1, NULL, live[i], -802816);
@@ -177,7 +176,6 @@ static int cmd_throughput(double seconds, const char *only) {
         {"enter/exit+ops, op rows (events)", SCRIPT_OPS, 0, 1},
         {"enter/exit+ops+memory (memory)", SCRIPT_OPS | SCRIPT_MEMORY, 1, 0},
         {"enter/exit+ops+memory, op rows (all)", SCRIPT_OPS | SCRIPT_MEMORY, 1, 1},
-        {"graph: ops carry modules", SCRIPT_GRAPH, 0, 0},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         if (only && !strstr(cases[k].name, only)) continue;
@@ -273,7 +271,7 @@ static mem_probe probe(int n, int ops_per, const char *const *names, int n_names
         lp_ev_call_enter(c, i + 1, t += 10);
         for (int j = 0; j < ops_per; j++) {
             const char *name = distinct ? names[k++ % n_names] : names[j % n_names];
-            lp_ev_op_start(c, name, -1, 0, t += 10);
+            lp_ev_op_start(c, name, 0, t += 10);
             lp_ev_op_end(c, t += 10);
         }
         lp_ev_call_exit(c, t += 10);

@@ -155,8 +155,8 @@ static int sink_method_enter(void *c, int32_t m, uint64_t t) {
 static int sink_call_exit(void *c, uint64_t t) {
     return lp_ev_call_exit(c, t);
 }
-static int sink_op_start(void *c, const char *name, int32_t m, uint64_t shape_key, uint64_t t) {
-    return lp_ev_op_start(c, name, m, shape_key, t);
+static int sink_op_start(void *c, const char *name, uint64_t shape_key, uint64_t t) {
+    return lp_ev_op_start(c, name, shape_key, t);
 }
 static void sink_op_end(void *c, uint64_t t) {
     lp_ev_op_end(c, t);
@@ -182,8 +182,8 @@ static int count_exit(void *c, uint64_t t) {
     ((counts *)c)->exits++;
     return 1;
 }
-static int count_op(void *c, const char *name, int32_t m, uint64_t shape_key, uint64_t t) {
-    (void)name, (void)m, (void)shape_key, (void)t;
+static int count_op(void *c, const char *name, uint64_t shape_key, uint64_t t) {
+    (void)name, (void)shape_key, (void)t;
     counts *k = c;
     k->ops++;
     if (k->depth++ == 0) k->top_ops++;

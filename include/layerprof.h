@@ -735,12 +735,10 @@ LP_API int lp_session_op_sized(const lp_session *session, size_t index, lp_op_in
 
 /* What a run did, beyond the tree. */
 typedef struct lp_run_info {
-    uint64_t iterations;           /* profiled forwards so far */
-    uint64_t driver_ns;            /* the driver's own wall time of those forward calls, summed */
-    uint64_t events;               /* events delivered to the core */
-    uint64_t dropped;              /* events the core could not use (see the report's notes) */
-    uint64_t graph_sites_resolved; /* always 0: graph mode runs as markers (kept for the ABI) */
-    uint64_t graph_sites_hit;      /* always 0, likewise */
+    uint64_t iterations; /* profiled forwards so far */
+    uint64_t driver_ns;  /* the driver's own wall time of those forward calls, summed */
+    uint64_t events;     /* events delivered to the core */
+    uint64_t dropped;    /* events the core could not use (see the report's notes) */
     /* The same forwards until their device work was done, summed: on a GPU, the forward's true
      * time (the CPU columns and driver_ns end when the last kernel was launched). 0 for forwards
      * the program ran itself (attached sessions). */

@@ -120,7 +120,7 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction &fn) noex
         t_row = wanted;
         t_skip = 0;
         const char *row = k ? k->label.c_str() : m->pt2->has_map ? k_unplaced : k_unmapped;
-        t_wanted = wanted && m->sink.op_start(m->sink.ctx, row, -1, 0, t) != 0;
+        t_wanted = wanted && m->sink.op_start(m->sink.ctx, row, 0, t) != 0;
         return nullptr;
     }
     t_depth++;
@@ -128,7 +128,7 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction &fn) noex
         t_skip++;
         return nullptr;
     }
-    t_wanted = m->sink.op_start(m->sink.ctx, name, -1, 0, lp_now_ns()) != 0;
+    t_wanted = m->sink.op_start(m->sink.ctx, name, 0, lp_now_ns()) != 0;
     return nullptr;
 }
 

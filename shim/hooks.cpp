@@ -142,7 +142,7 @@ std::unique_ptr<at::ObserverContext> on_op_start(const at::RecordFunction &fn) n
     uint64_t t = lp_now_ns();
     const char *name = fn.name();
     t_current_op = &fn;
-    t_ops_wanted = m->sink.op_start(m->sink.ctx, name, -1, key, t) != 0;
+    t_ops_wanted = m->sink.op_start(m->sink.ctx, name, key, t) != 0;
     t_current_op = nullptr;
     return nullptr;
 }

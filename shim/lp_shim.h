@@ -138,14 +138,14 @@ int lps_forward_output(lps_model *m, lps_inputs *in, void **bytes, size_t *size)
  * call_enter (a forward: one call of the module), method_enter, call_exit and op_start return 1
  * when op events are wanted on this thread now, 0
  * when the innermost call is not measured: the shim then skips the ops that start before the
- * next of these three calls on the thread (and their op_end). op_start's `module` is -1 (the
- * innermost open call's). `shape_key` hashes the op's input sizes with LPS_HOOK_SHAPES (never 0
- * then), else 0. */
+ * next of these three calls on the thread (and their op_end). An op belongs to the innermost
+ * open call. `shape_key` hashes the op's input sizes with LPS_HOOK_SHAPES (never 0 then), else 0.
+ */
 typedef struct lps_sink {
     void *ctx;
     int (*call_enter)(void *ctx, int32_t module, uint64_t t_ns);
     int (*call_exit)(void *ctx, uint64_t t_ns);
-    int (*op_start)(void *ctx, const char *name, int32_t module, uint64_t shape_key, uint64_t t_ns);
+    int (*op_start)(void *ctx, const char *name, uint64_t shape_key, uint64_t t_ns);
     void (*op_end)(void *ctx, uint64_t t_ns);
     void (*memory)(void *ctx, const void *ptr, int64_t bytes, int device, uint64_t t_ns);
     /* A frame of a module's method other than forward (a ModuleList's __len__, a helper another

@@ -20,8 +20,8 @@ static int sink_call_exit(void *c, uint64_t t) {
     return lp_ev_call_exit(c, t);
 }
 
-static int sink_op_start(void *c, const char *name, int32_t m, uint64_t shape_key, uint64_t t) {
-    return lp_ev_op_start(c, name, m, shape_key, t);
+static int sink_op_start(void *c, const char *name, uint64_t shape_key, uint64_t t) {
+    return lp_ev_op_start(c, name, shape_key, t);
 }
 
 static void sink_op_end(void *c, uint64_t t) {

@@ -17,7 +17,10 @@
 /* The first versions (layerprof 0.1): the smallest size a caller may pass. */
 #define LP_NODE_INFO_SIZE_1 LP_FIELD_END(lp_node_info, container)
 #define LP_OP_INFO_SIZE_1 LP_FIELD_END(lp_op_info, share)
-#define LP_RUN_INFO_SIZE_1 LP_FIELD_END(lp_run_info, graph_sites_hit)
+/* lp_run_info's 0.1.0 form ended with two graph-mode fields, always 0. They are gone in 0.2.0
+ * (before 1.0 a minor release may change the ABI: docs/install.md), so its first form ends at
+ * dropped. */
+#define LP_RUN_INFO_SIZE_1 LP_FIELD_END(lp_run_info, dropped)
 #define LP_REPORT_META_SIZE_1 LP_FIELD_END(lp_meta_info, iterations)
 #define LP_OPTION_INFO_SIZE_1 LP_FIELD_END(lp_option_info, in_yaml)
 

@@ -102,7 +102,6 @@ static inline lp_frame *push(lp_thread_state *ts, int kind, int32_t node, uint64
     f->serial = ++ts->next_serial;
     f->node = node;
     f->kind = (uint8_t)kind;
-    f->inferred = 0;
     f->measured = (uint8_t)measured;
     f->is_call = 1;
     f->module_frame = kind == FRAME_MODULE ? ts->sp : below_module;
@@ -202,50 +201,7 @@ static void pop(lp_collector *c, lp_thread_state *ts, uint64_t t) {
         if (below && below->region_frame >= 0) ts->stack[below->region_frame].child_ns += total;
     } else if (f->kind == FRAME_OP) {
         if (f->measured && f->node >= 0) record_call(c, &ts->rows[f->node].fig, f, total);
-        if (below && below->kind == FRAME_OP)
-            below->child_ns += total;
-        else
-            ts->last_op_end = t;
-    }
-}
-
-/* Graph mode: closes inferred module frames on top (they end where their last op ended). */
-static void close_inferred(lp_collector *c, lp_thread_state *ts) {
-    while (ts->sp && ts->stack[ts->sp - 1].inferred)
-        pop(c, ts, ts->last_op_end);
-}
-
-static int is_ancestor_or_self(const lp_tree *t, int32_t a, int32_t m) {
-    int32_t da = t->nodes[a].depth;
-    while (m >= 0 && t->nodes[m].depth > da)
-        m = t->nodes[m].parent;
-    return m == a;
-}
-
-/* Graph mode: makes `module` the innermost open module, closing and opening inferred frames. */
-static void move_to_module(lp_collector *c, lp_thread_state *ts, int32_t module, uint64_t t) {
-    const lp_tree *tree = c->tree;
-    for (;;) {
-        int32_t top = top_module_node(ts);
-        if (top == module) return;
-        lp_frame *f = ts->sp ? &ts->stack[ts->sp - 1] : NULL;
-        if (top >= 0 && is_ancestor_or_self(tree, top, module)) break;
-        if (!f || !f->inferred) break; /* a real frame: only open below it */
-        pop(c, ts, ts->last_op_end);
-    }
-    /* Open the chain from below `module` up to the innermost open ancestor, outermost first. */
-    int32_t top = top_module_node(ts);
-    int32_t chain[LP_MAX_STACK];
-    int n = 0;
-    for (int32_t m = module; m >= 0 && m != top && n < LP_MAX_STACK; m = tree->nodes[m].parent)
-        if (!tree->nodes[m].container || m == module)
-            chain[n++] = m; /* containers are never called */
-    if (top >= 0 && !is_ancestor_or_self(tree, top, module)) n = 1; /* unrelated: open it alone */
-    for (int i = n - 1; i >= 0; i--) {
-        int measured = c->measured_root[chain[i]] || top_measured(ts);
-        lp_frame *f = push(ts, FRAME_MODULE, chain[i], t, measured);
-        if (f) f->inferred = 1;
-        scope_enter(c, ts, f, NULL);
+        if (below && below->kind == FRAME_OP) below->child_ns += total;
     }
 }
 
@@ -267,7 +223,6 @@ static int enter_module(lp_collector *c, int32_t module, int is_call, uint64_t t
         push(ts, FRAME_PASS, -1, t, top_measured(ts));
         return ops_wanted(c, ts);
     }
-    close_inferred(c, ts);
     lp_frame *f = push(ts, FRAME_MODULE, module, t, c->measured_root[module] || top_measured(ts));
     if (f) f->is_call = (uint8_t)is_call;
     scope_enter(c, ts, f, NULL);
@@ -290,7 +245,6 @@ int lp_ev_call_exit(lp_collector *c, uint64_t t) {
         ts->overflow--;
         return ops_wanted(c, ts);
     }
-    close_inferred(c, ts);
     if (!ts->sp || ts->stack[ts->sp - 1].kind == FRAME_OP) {
         ts->unbalanced++;
         return ops_wanted(c, ts);
@@ -442,12 +396,10 @@ static int32_t find_row(lp_collector *c, lp_thread_state *ts, int32_t parent_key
     return r;
 }
 
-int lp_ev_op_start(lp_collector *c, const char *name, int32_t module, uint64_t shape_key,
-                   uint64_t t) {
+int lp_ev_op_start(lp_collector *c, const char *name, uint64_t shape_key, uint64_t t) {
     lp_thread_state *ts = state_of(c);
     if (!ts) return 0;
     ts->events++;
-    if (module >= 0 && (size_t)module < c->tree->n_nodes) move_to_module(c, ts, module, t);
     int measured = top_measured(ts);
     int32_t row = -1;
     /* A frame the full stack will drop gets no row (it would stay in the report with no calls). */

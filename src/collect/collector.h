@@ -56,16 +56,14 @@ void lp_collector_free(lp_collector *c);
 /* --- events (hot path; any thread) ------------------------------------------------------------
  * call_enter: a TorchScript function frame starts; `module` is the node whose `self` it runs on, or
  * -1 (a free function). A frame on the module already on top is a helper method: it is not a call.
- * op_start: an op starts; `module` is the node it belongs to when the caller knows it (graph mode,
- * top-level ops), else -1 (it belongs to the innermost open module). `shape_key` identifies the
- * op's input shapes (any nonzero hash; 0 when shapes are not recorded).
+ * op_start: an op starts, in the innermost open module. `shape_key` identifies the op's input
+ * shapes (any nonzero hash; 0 when shapes are not recorded).
  * memory: `bytes` > 0 allocates `ptr`, < 0 frees it; `device` is an LP_DEV_* value.
  * call_enter, call_exit and op_start return 1 when op events are wanted on this thread now (ops
  * are kept and the innermost open call is measured), else 0: the caller may then skip the ops
  * that start before the next call_enter/call_exit (and their op_end), which is what makes
  * unselected modules cheap. The answer holds until the next of these three calls on the thread.
- * Ops that carry their module (graph mode) must be delivered anyway, since they move the module;
- * an op_start skipped must have its op_end skipped too. */
+ * An op_start skipped must have its op_end skipped too. */
 int lp_ev_call_enter(lp_collector *c, int32_t module, uint64_t t_ns);
 /* method_enter: a frame of another method than forward (a ModuleList's __len__, RAFT's
  * corr_block.index_pyramid called from RAFT.forward): its time goes to the module, as a call's
@@ -73,8 +71,7 @@ int lp_ev_call_enter(lp_collector *c, int32_t module, uint64_t t_ns);
  * lp_ev_call_exit. */
 int lp_ev_method_enter(lp_collector *c, int32_t module, uint64_t t_ns);
 int lp_ev_call_exit(lp_collector *c, uint64_t t_ns);
-int lp_ev_op_start(lp_collector *c, const char *name, int32_t module, uint64_t shape_key,
-                   uint64_t t_ns);
+int lp_ev_op_start(lp_collector *c, const char *name, uint64_t shape_key, uint64_t t_ns);
 void lp_ev_op_end(lp_collector *c, uint64_t t_ns);
 void lp_ev_memory(lp_collector *c, const void *ptr, int64_t bytes, int device, uint64_t t_ns);
 /* `flops` of an op in the innermost measured module call on this thread (cfg.flops), and an op

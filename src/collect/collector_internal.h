@@ -40,7 +40,6 @@ typedef struct lp_frame {
     int32_t module_frame; /* index of the innermost MODULE frame at or below this one, -1 */
     int32_t region_frame; /* index of the innermost REGION frame at or below this one, -1 */
     uint8_t kind;
-    uint8_t inferred; /* graph mode: entry inferred from an op's module */
     uint8_t measured; /* inside a selected subtree */
     uint8_t is_call;  /* MODULE frames: a forward call (counted), or another method (time only) */
     lp_frame_mem mem[LP_DEV_COUNT];
@@ -63,8 +62,7 @@ typedef struct lp_thread_state {
     int sp;
     uint32_t overflow; /* frames not pushed because the stack was full */
     uint64_t next_serial;
-    uint64_t last_op_end; /* end of the last top-level op (graph mode exits) */
-    lp_figures *mods;     /* per module node */
+    lp_figures *mods; /* per module node */
     /* Per module node: the time of its frames that ran outside every frame of its tree parent
      * (a ModuleList's elements, called from the list's parent). Containers add it up at merge, so
      * a container's total is never smaller than its children's. */

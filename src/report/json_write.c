@@ -52,17 +52,10 @@ static json_t *string_list(const char *const *list, size_t n) {
     return a;
 }
 
-/* The config's spelling of the mode (--mode), which the report keeps as text. */
+/* The config's spelling of the mode (--mode), which the report keeps as text. A session runs
+ * LP_MODE_GRAPH as markers and records it so: no report says "graph". */
 static const char *mode_name(lp_mode mode) {
-    switch (mode) {
-    case LP_MODE_GRAPH:
-        return "graph";
-    case LP_MODE_MARKERS:
-        return "markers";
-    case LP_MODE_HOOKS:
-        break;
-    }
-    return "hooks";
+    return mode == LP_MODE_HOOKS ? "hooks" : "markers";
 }
 
 json_t *lp_export_run(const lp_run_meta *m) {

@@ -81,10 +81,7 @@ static void leave(lp_collector *c, uint64_t t) {
     lp_ev_call_exit(c, t);
 }
 static void op(lp_collector *c, const char *name, uint64_t t) {
-    lp_ev_op_start(c, name, -1, 0, t);
-}
-static void op_in(lp_collector *c, const char *name, int32_t module, uint64_t t) {
-    lp_ev_op_start(c, name, module, 0, t);
+    lp_ev_op_start(c, name, 0, t);
 }
 static void op_end(lp_collector *c, uint64_t t) {
     lp_ev_op_end(c, t);
@@ -488,100 +485,6 @@ static void test_op_rows_are_not_kept_without_the_ops_option(void **state) {
     ASSERT_TIMES(FIG(state, ROOT), 1, 30, 30);
 }
 
-/* ---- graph mode ---------------------------------------------------------------------------- */
-
-static void test_graph_mode_infers_module_calls_from_the_modules_of_ops(void **state) {
-    lp_collector *c = start(state, 1, 0, NULL);
-    enter(c, ROOT, 0);
-    op_in(c, "aten::conv2d", F0, 10); /* opens features and features.0 at 10 */
-    op_end(c, 20);
-    op_in(c, "aten::relu", F1, 25); /* closes features.0 at 20, opens features.1 at 25 */
-    op_end(c, 30);
-    op_in(c, "aten::linear", CLASSIFIER, 40); /* closes features.1 and features at 30 */
-    op_end(c, 55);
-    op_in(c, "aten::softmax", ROOT, 60); /* closes classifier at 55 */
-    op_end(c, 65);
-    leave(c, 70);
-    lp_collector_count_iteration(c);
-    assert_int_equal(lp_collector_finish(c), LP_OK);
-
-    ASSERT_TIMES(FIG(state, F0), 1, 10, 10);
-    ASSERT_TIMES(FIG(state, F1), 1, 5, 5);
-    ASSERT_TIMES(FIG(state, FEATURES), 1, 20, 5); /* the 20..25 gap is features' own */
-    ASSERT_TIMES(FIG(state, CLASSIFIER), 1, 15, 15);
-    ASSERT_TIMES(FIG(state, ROOT), 1, 70, 70 - 20 - 15);
-    ASSERT_TIMES(FIG(state, UNUSED), 0, 0, 0);
-
-    const lp_tree *t = tree_of(state);
-    assert_int_equal(t->n_ops, 4);
-    ASSERT_TIMES(&t->ops[find_op(t, F0, -1, "aten::conv2d")].fig, 1, 10, 10);
-    ASSERT_TIMES(&t->ops[find_op(t, F1, -1, "aten::relu")].fig, 1, 5, 5);
-    ASSERT_TIMES(&t->ops[find_op(t, CLASSIFIER, -1, "aten::linear")].fig, 1, 15, 15);
-    ASSERT_TIMES(&t->ops[find_op(t, ROOT, -1, "aten::softmax")].fig, 1, 5, 5);
-    assert_int_equal(stats_of(c).unbalanced, 0);
-}
-
-static void test_graph_mode_gaps_between_ops_go_to_the_common_ancestor(void **state) {
-    lp_collector *c = start(state, 1, 0, NULL);
-    enter(c, ROOT, 0);
-    op_in(c, "aten::conv2d", F0, 10);
-    op(c, "aten::convolution", 12); /* nested: its end is not where features.0 ends */
-    op_end(c, 18);
-    op_end(c, 20);
-    op_in(c, "aten::linear", CLASSIFIER, 30); /* features.0 and features end at 20 */
-    op_end(c, 45);
-    leave(c, 100); /* classifier ends at 45, where its last op ended */
-    lp_collector_count_iteration(c);
-    assert_int_equal(lp_collector_finish(c), LP_OK);
-
-    ASSERT_TIMES(FIG(state, F0), 1, 10, 10);
-    ASSERT_TIMES(FIG(state, FEATURES), 1, 10, 0);
-    ASSERT_TIMES(FIG(state, CLASSIFIER), 1, 15, 15);
-    ASSERT_TIMES(FIG(state, ROOT), 1, 100, 100 - 10 - 15); /* 20..30 and 45..100 included */
-    const lp_tree *t = tree_of(state);
-    int32_t conv = find_op(t, F0, -1, "aten::conv2d");
-    assert_true(conv >= 0);
-    ASSERT_TIMES(&t->ops[conv].fig, 1, 10, 4);
-    ASSERT_TIMES(&t->ops[find_op(t, F0, conv, "aten::convolution")].fig, 1, 6, 6);
-}
-
-static void test_graph_mode_reentering_a_module_counts_another_call(void **state) {
-    lp_collector *c = start(state, 0, 0, NULL);
-    enter(c, ROOT, 0);
-    op_in(c, "a", F0, 10);
-    op_end(c, 15);
-    op_in(c, "b", F0, 16); /* same module: the same call goes on */
-    op_end(c, 20);
-    op_in(c, "c", F1, 22);
-    op_end(c, 30);
-    op_in(c, "d", F0, 30); /* back to features.0: a second call */
-    op_end(c, 40);
-    leave(c, 50);
-    lp_collector_count_iteration(c);
-    assert_int_equal(lp_collector_finish(c), LP_OK);
-
-    ASSERT_TIMES(FIG(state, F0), 2, 10 + 10, 20);
-    ASSERT_TIMES(FIG(state, F1), 1, 8, 8);
-    ASSERT_TIMES(FIG(state, FEATURES), 1, 30, 2); /* 10..40, one call throughout */
-    ASSERT_TIMES(FIG(state, ROOT), 1, 50, 20);
-}
-
-static void test_graph_mode_iterations_each_close_their_inferred_calls(void **state) {
-    lp_collector *c = start(state, 0, 0, NULL);
-    for (uint64_t b = 0; b <= 100; b += 100) {
-        enter(c, ROOT, b);
-        op_in(c, "aten::linear", CLASSIFIER, b + 10);
-        op_end(c, b + 30);
-        leave(c, b + 40);
-        lp_collector_count_iteration(c);
-    }
-    assert_int_equal(lp_collector_finish(c), LP_OK);
-    ASSERT_TIMES(FIG(state, CLASSIFIER), 2, 40, 40);
-    ASSERT_TIMES(FIG(state, ROOT), 2, 80, 40);
-    assert_int_equal(tree_of(state)->iterations, 2);
-    assert_int_equal(stats_of(c).unbalanced, 0);
-}
-
 /* ---- memory -------------------------------------------------------------------------------- */
 
 static void test_memory_of_nested_modules_counts_in_every_enclosing_call(void **state) {
@@ -804,24 +707,6 @@ static void test_unselected_modules_get_no_figures_op_rows_or_memory(void **stat
     static const int expected[N_MODULES] = {0, 1, 1, 1, 0, 0};
     for (int m = 0; m < N_MODULES; m++)
         assert_int_equal(t->nodes[m].selected, expected[m]);
-}
-
-static void test_graph_mode_infers_no_figures_for_unselected_modules(void **state) {
-    static const uint8_t selected[N_MODULES] = {[F1] = 1};
-    lp_collector *c = start(state, 1, 0, selected);
-    enter(c, ROOT, 0);
-    op_in(c, "aten::conv2d", F0, 10);
-    op_end(c, 20);
-    op_in(c, "aten::relu", F1, 20);
-    op_end(c, 25);
-    leave(c, 30);
-    assert_int_equal(lp_collector_finish(c), LP_OK);
-    ASSERT_TIMES(FIG(state, F1), 1, 5, 5);
-    ASSERT_TIMES(FIG(state, F0), 0, 0, 0);
-    ASSERT_TIMES(FIG(state, FEATURES), 0, 0, 0);
-    ASSERT_TIMES(FIG(state, ROOT), 0, 0, 0);
-    assert_int_equal(tree_of(state)->n_ops, 1);
-    assert_true(find_op(tree_of(state), F1, -1, "aten::relu") >= 0);
 }
 
 /* ---- robustness ---------------------------------------------------------------------------- */
@@ -1199,10 +1084,6 @@ int main(void) {
         TEST(test_a_module_index_outside_the_tree_is_a_pass_through_frame),
         TEST(test_nested_op_rows_get_exact_self_and_total_times),
         TEST(test_op_rows_are_not_kept_without_the_ops_option),
-        TEST(test_graph_mode_infers_module_calls_from_the_modules_of_ops),
-        TEST(test_graph_mode_gaps_between_ops_go_to_the_common_ancestor),
-        TEST(test_graph_mode_reentering_a_module_counts_another_call),
-        TEST(test_graph_mode_iterations_each_close_their_inferred_calls),
         TEST(test_memory_of_nested_modules_counts_in_every_enclosing_call),
         TEST(test_a_child_freeing_memory_its_parent_allocated_lowers_the_parent_retained),
         TEST(test_a_module_freeing_its_input_from_a_previous_sibling_has_negative_net),
@@ -1213,7 +1094,6 @@ int main(void) {
         TEST(test_memory_of_a_device_without_columns_is_not_recorded),
         TEST(test_memory_events_are_ignored_without_the_memory_option),
         TEST(test_unselected_modules_get_no_figures_op_rows_or_memory),
-        TEST(test_graph_mode_infers_no_figures_for_unselected_modules),
         TEST(test_unbalanced_exits_are_counted_and_change_no_figures),
         TEST(test_frames_beyond_the_stack_limit_are_dropped_without_corrupting_figures),
         TEST(test_reset_stacks_after_an_aborted_forward_starts_the_next_one_clean),

@@ -358,10 +358,10 @@ static void test_kernels_in_an_op_count_for_the_op_and_its_module(void **state) 
     fake_cupti *f = CUPTI(state);
     enter(c, ROOT);
     enter(c, B);
-    lp_ev_op_start(c, linear, -1, 0, 0);
+    lp_ev_op_start(c, linear, 0, 0);
     assert_string_equal(f->last_op_name, linear);
     assert_int_equal(f->last_module, -1);
-    lp_ev_op_start(c, addmm, -1, 0, 0);
+    lp_ev_op_start(c, addmm, 0, 0);
     launch(f, LP_CUDA_KERNEL, 0, 50);
     lp_ev_op_end(c, 0);
     launch(f, LP_CUDA_KERNEL, 100, 103); /* in linear, outside addmm */

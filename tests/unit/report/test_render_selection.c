@@ -102,7 +102,7 @@ static void op(shim *s, const char *name, const char *shapes, uint64_t us) {
         return;
     }
     s->shapes = shapes;
-    s->wanted = lp_ev_op_start(s->c, name, -1, shapes ? key_of(shapes) : 0, us * 1000);
+    s->wanted = lp_ev_op_start(s->c, name, shapes ? key_of(shapes) : 0, us * 1000);
 }
 static void op_end(shim *s, uint64_t us) {
     if (s->skip) {
@@ -295,7 +295,7 @@ static void the_core_wants_ops_only_inside_measured_calls(void **state) {
     assert_int_equal(lp_ev_call_enter(c, 0, 0), 0);                              /* root */
     assert_int_equal(lp_ev_call_enter(c, lp_tree_find(&t, "features"), 1), 0);   /* parent */
     assert_int_equal(lp_ev_call_enter(c, lp_tree_find(&t, "features.3"), 2), 1); /* selected */
-    assert_int_equal(lp_ev_op_start(c, CONV2D, -1, 0, 3), 1);
+    assert_int_equal(lp_ev_op_start(c, CONV2D, 0, 3), 1);
     assert_int_equal(lp_ev_call_enter(c, -1, 4), 1); /* a helper frame inside stays wanted */
     assert_int_equal(lp_ev_call_exit(c, 5), 1);
     lp_ev_op_end(c, 6);

@@ -34,11 +34,11 @@ static lp_collector *tracing_collector(lp_tree *t, int trace, size_t max_spans) 
 static void forward(lp_collector *c, uint64_t t0) {
     static int block;
     lp_ev_call_enter(c, ROOT, t0);
-    lp_ev_op_start(c, "aten::relu", -1, 0, t0 + 50);
+    lp_ev_op_start(c, "aten::relu", 0, t0 + 50);
     lp_ev_op_end(c, t0 + 150);
     lp_ev_call_enter(c, A, t0 + 200);
     lp_ev_call_enter(c, AB, t0 + 300);
-    lp_ev_op_start(c, "aten::addmm", -1, 0, t0 + 350);
+    lp_ev_op_start(c, "aten::addmm", 0, t0 + 350);
     lp_ev_memory(c, &block, 4096, LP_DEV_CPU, t0 + 400);
     lp_ev_op_end(c, t0 + 650);
     lp_ev_call_exit(c, t0 + 700);
@@ -118,8 +118,8 @@ static void *branch(void *arg) {
     uint64_t t = w->t0;
     for (int i = 0; i < w->rounds; i++) {
         lp_ev_call_enter(w->c, w->module, t);
-        lp_ev_op_start(w->c, "aten::linear", -1, 0, t + 10);
-        lp_ev_op_start(w->c, "aten::addmm", -1, 0, t + 20);
+        lp_ev_op_start(w->c, "aten::linear", 0, t + 10);
+        lp_ev_op_start(w->c, "aten::addmm", 0, t + 20);
         lp_ev_op_end(w->c, t + 80 + (uint64_t)i);
         lp_ev_op_end(w->c, t + 90 + (uint64_t)i);
         lp_ev_call_exit(w->c, t + 100 + (uint64_t)i);
