@@ -146,24 +146,13 @@ static void forward(bench_model *bm) {
 /* ---- sinks ------------------------------------------------------------------------------------
  */
 
-static int sink_call_enter(void *c, int32_t m, uint64_t t) {
-    return lp_ev_call_enter(c, m, t);
+/* The collector's own sink (lp_collector_sink), as a session installs it. */
+static lp_event_sink collector_sink(lp_collector *c) {
+    lp_event_sink sink;
+    lp_collector_sink(c, &sink);
+    return sink;
 }
-static int sink_method_enter(void *c, int32_t m, uint64_t t) {
-    return lp_ev_method_enter(c, m, t);
-}
-static int sink_call_exit(void *c, uint64_t t) {
-    return lp_ev_call_exit(c, t);
-}
-static int sink_op_start(void *c, const char *name, uint64_t shape_key, uint64_t t) {
-    return lp_ev_op_start(c, name, shape_key, t);
-}
-static void sink_op_end(void *c, uint64_t t) {
-    lp_ev_op_end(c, t);
-}
-static void sink_memory(void *c, const void *p, int64_t b, int d, uint64_t t) {
-    lp_ev_memory(c, p, b, d, t);
-}
+
 /* Counts what one forward delivers: the op-counting sink. */
 typedef struct counts {
     uint64_t enters, exits, ops, op_ends, allocs, frees;
@@ -205,8 +194,9 @@ static void count_memory(void *c, const void *p, int64_t b, int d, uint64_t t) {
 /* Events per forward, averaged over `n` forwards after the executor's own warm-up. */
 static counts count_events(bench_model *bm, unsigned hooks, int n) {
     counts k = {0};
-    lps_sink sink = {&k,          count_enter, count_exit, count_op, count_op_end, count_memory,
-                     count_enter, NULL,        NULL,       NULL,     NULL};
+    lp_event_sink sink = {&k,           count_enter,  count_exit,  count_op,
+                          count_op_end, count_memory, count_enter, NULL,
+                          NULL,         NULL,         NULL};
     int rc = lps_profile_begin(bm->m, &sink, hooks);
     if (rc) die("lps_profile_begin", rc);
     for (int i = 0; i < n; i++)
@@ -247,13 +237,11 @@ static int g_cpu_clock = 1;
 
 static void run_block(variant *v) {
     size_t first = v->fwd.n;
-    lps_sink sink = {v->c,        sink_call_enter,   sink_call_exit, sink_op_start, sink_op_end,
-                     sink_memory, sink_method_enter, NULL,           NULL,          NULL,
-                     NULL};
+    lp_event_sink sink = collector_sink(v->c);
     if (v->empty_sink)
-        sink =
-            (lps_sink){&v->k,       count_enter, count_exit, count_op, count_op_end, count_memory,
-                       count_enter, NULL,        NULL,       NULL,     NULL};
+        sink = (lp_event_sink){&v->k,        count_enter,  count_exit,  count_op,
+                               count_op_end, count_memory, count_enter, NULL,
+                               NULL,         NULL,         NULL};
     uint64_t t0 = 0, t1 = 0;
     if (v->hooks) {
         t0 = lp_now_ns();
@@ -580,10 +568,7 @@ static int cmd_report(const char *path, const char *name, int reps) {
                                       .ops = settings[s].ops,
                                       .selected = NULL};
             if (lp_collector_create(&c, &tree, &cc)) die("lp_collector_create", -1);
-            lps_sink sink = {
-                c,           sink_call_enter,   sink_call_exit, sink_op_start, sink_op_end,
-                sink_memory, sink_method_enter, NULL,           NULL,          NULL,
-                NULL};
+            lp_event_sink sink = collector_sink(c);
             int rc = lps_profile_begin(bm.m, &sink, settings[s].hooks);
             if (rc) die("lps_profile_begin", rc);
             for (int i = 0; i < 2; i++) {
@@ -639,9 +624,7 @@ static int cmd_iterations(const char *path, const char *name, int max) {
     lp_collector_config cc = {
         .memory = 1, .memory_devices = 1u << LP_DEV_CPU, .ops = 1, .selected = NULL};
     if (lp_collector_create(&c, &tree, &cc)) die("lp_collector_create", -1);
-    lps_sink sink = {c,           sink_call_enter,   sink_call_exit, sink_op_start, sink_op_end,
-                     sink_memory, sink_method_enter, NULL,           NULL,          NULL,
-                     NULL};
+    lp_event_sink sink = collector_sink(c);
     int rc = lps_profile_begin(bm.m, &sink, LPS_HOOK_MODULES | LPS_HOOK_OPS | LPS_HOOK_MEMORY);
     if (rc) die("lps_profile_begin", rc);
     bench_heap first = {0}, last = {0};
@@ -707,19 +690,16 @@ static int cmd_loop(const char *path, const char *exec_name, const char *setting
     tree_build(&tree, bm.m);
     lp_collector *c = NULL;
     counts k = {0};
-    lps_sink sink = {0};
+    lp_event_sink sink = {0};
     if (hooks && !empty) {
         lp_collector_config cc = {
             .memory = memory, .memory_devices = 1u << LP_DEV_CPU, .ops = ops, .selected = NULL};
         if (lp_collector_create(&c, &tree, &cc)) die("lp_collector_create", -1);
-        sink =
-            (lps_sink){c,           sink_call_enter,   sink_call_exit, sink_op_start, sink_op_end,
-                       sink_memory, sink_method_enter, NULL,           NULL,          NULL,
-                       NULL};
+        sink = collector_sink(c);
     } else if (hooks) {
-        sink =
-            (lps_sink){&k,          count_enter, count_exit, count_op, count_op_end, count_memory,
-                       count_enter, NULL,        NULL,       NULL,     NULL};
+        sink = (lp_event_sink){&k,           count_enter,  count_exit,  count_op,
+                               count_op_end, count_memory, count_enter, NULL,
+                               NULL,         NULL,         NULL};
     }
     if (hooks) {
         int rc = lps_profile_begin(bm.m, &sink, hooks);

@@ -288,7 +288,7 @@ void begin_forward(lps_model *) noexcept {
 
 extern "C" {
 
-int lps_profile_begin(lps_model *m, const lps_sink *sink, unsigned hooks) noexcept {
+int lps_profile_begin(lps_model *m, const lp_event_sink *sink, unsigned hooks) noexcept {
     if (!m || !sink) return lp_error_set(LP_ERR_INVALID, "lps_profile_begin: NULL argument");
     return lps::guard([&]() -> int {
         if (another_profiler_active())

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "collect/event_sink.h"
 #include "layerprof.h"
 
 #ifdef __cplusplus
@@ -134,37 +135,9 @@ uint64_t lps_last_synced_ns(const lps_model *m) LPS_NOEXCEPT;
  */
 int lps_forward_output(lps_model *m, lps_inputs *in, void **bytes, size_t *size) LPS_NOEXCEPT;
 
-/* Where events go. Called on the threads that run the model; must not throw.
- * call_enter (a forward: one call of the module), method_enter, call_exit and op_start return 1
- * when op events are wanted on this thread now, 0
- * when the innermost call is not measured: the shim then skips the ops that start before the
- * next of these three calls on the thread (and their op_end). An op belongs to the innermost
- * open call. `shape_key` hashes the op's input sizes with LPS_HOOK_SHAPES (never 0 then), else 0.
- */
-typedef struct lps_sink {
-    void *ctx;
-    int (*call_enter)(void *ctx, int32_t module, uint64_t t_ns);
-    int (*call_exit)(void *ctx, uint64_t t_ns);
-    int (*op_start)(void *ctx, const char *name, uint64_t shape_key, uint64_t t_ns);
-    void (*op_end)(void *ctx, uint64_t t_ns);
-    void (*memory)(void *ctx, const void *ptr, int64_t bytes, int device, uint64_t t_ns);
-    /* A frame of a module's method other than forward (a ModuleList's __len__, a helper another
-     * module calls on it): its time is the module's, but it is no call. Closed by call_exit.
-     * NULL: such frames go to call_enter, and count as calls. */
-    int (*method_enter)(void *ctx, int32_t module, uint64_t t_ns);
-    /* LPS_HOOK_FLOPS (shim/flops.cpp): the FLOPs of an op that just started, in the innermost
-     * open call on this thread; and an op with no formula that ended with nothing inside it
-     * counted either (its name: libtorch's, valid while the operator is registered). */
-    void (*flops)(void *ctx, uint64_t flops);
-    void (*flops_unknown)(void *ctx, const char *op_name);
-    /* LPS_EXEC_OUTPUTS: the sizes of the first tensor a module call returned (itself, or the
-     * first of a tuple or list), just before its call_exit. `dims` is valid during the call. */
-    void (*out_shape)(void *ctx, const int64_t *dims, int rank);
-    /* AOTInductor packages: `n` calls of `module` in the forward that is ending (the calls the
-     * export recorded; the package's kernels carry no module boundaries), before the root's
-     * call_exit, on the driving thread. */
-    void (*add_calls)(void *ctx, int32_t module, uint64_t n);
-} lps_sink;
+/* Where events go: lp_event_sink (src/collect/event_sink.h), which the collector fills. The
+ * hooks below say which of its functions are called: LPS_HOOK_SHAPES gives op_start a shape_key,
+ * LPS_HOOK_FLOPS calls flops and flops_unknown, LPS_EXEC_OUTPUTS out_shape, a package add_calls. */
 
 /* Device ids of memory events. */
 enum { LPS_DEV_CPU = 0, LPS_DEV_CUDA = 1 };
@@ -190,7 +163,7 @@ int lps_op_input_shapes(char *buf, size_t size) LPS_NOEXCEPT;
 
 /* Installs the callbacks on the calling thread (and the tasks it forks).
  * Fails with LP_ERR_BUSY when another profiler holds a slot layerprof needs. */
-int lps_profile_begin(lps_model *m, const lps_sink *sink, unsigned hooks) LPS_NOEXCEPT;
+int lps_profile_begin(lps_model *m, const lp_event_sink *sink, unsigned hooks) LPS_NOEXCEPT;
 /* Removes them. Safe to call when nothing is installed. */
 void lps_profile_end(lps_model *m) LPS_NOEXCEPT;
 

@@ -121,7 +121,7 @@ struct lps_model {
     uint64_t forward_t0 = 0;    // lps_forward_enter's clock, or run_forward's
 
     // Profiling state (see hooks.cpp).
-    lps_sink sink{};
+    lp_event_sink sink{};
     unsigned hooks = 0;
     std::vector<at::CallbackHandle> handles;
     std::shared_ptr<c10::DebugInfoBase> reporter;

@@ -9,58 +9,10 @@
 #include "base/error.h"
 #include "base/units.h"
 
-static int sink_call_enter(void *c, int32_t m, uint64_t t) {
-    return lp_ev_call_enter(c, m, t);
-}
-static int sink_method_enter(void *c, int32_t m, uint64_t t) {
-    return lp_ev_method_enter(c, m, t);
-}
-
-static int sink_call_exit(void *c, uint64_t t) {
-    return lp_ev_call_exit(c, t);
-}
-
-static int sink_op_start(void *c, const char *name, uint64_t shape_key, uint64_t t) {
-    return lp_ev_op_start(c, name, shape_key, t);
-}
-
-static void sink_op_end(void *c, uint64_t t) {
-    lp_ev_op_end(c, t);
-}
-
-static void sink_memory(void *c, const void *p, int64_t b, int d, uint64_t t) {
-    lp_ev_memory(c, p, b, d, t);
-}
-
-static void sink_flops(void *c, uint64_t flops) {
-    lp_ev_flops(c, flops);
-}
-
-static void sink_flops_unknown(void *c, const char *name) {
-    lp_ev_flops_unknown(c, name);
-}
-
-static void sink_out_shape(void *c, const int64_t *dims, int rank) {
-    lp_ev_out_shape(c, dims, rank);
-}
-
-static void sink_add_calls(void *c, int32_t module, uint64_t n) {
-    lp_ev_add_calls(c, module, n);
-}
-
 int session_hooks_install(lp_session *s) {
     if (s->hooks_on) return LP_OK;
-    lps_sink sink = {.ctx = s->collector,
-                     .call_enter = sink_call_enter,
-                     .call_exit = sink_call_exit,
-                     .op_start = sink_op_start,
-                     .op_end = sink_op_end,
-                     .memory = sink_memory,
-                     .method_enter = sink_method_enter,
-                     .flops = sink_flops,
-                     .flops_unknown = sink_flops_unknown,
-                     .out_shape = sink_out_shape,
-                     .add_calls = sink_add_calls};
+    lp_event_sink sink; /* the shim delivers straight to the collector */
+    lp_collector_sink(s->collector, &sink);
     /* Markers need no frame callback: the module calls come from the graph itself. */
     unsigned hooks = s->opts.mode == LP_MODE_HOOKS ? LPS_HOOK_MODULES : LPS_HOOK_MARKERS;
     if (s->opts.events) hooks |= LPS_HOOK_OPS;

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "collect/event_sink.h"
 #include "collect/timeline.h"
 #include "model/tree.h"
 
@@ -52,6 +53,10 @@ typedef struct lp_collector_config {
 /* The collector adds into `tree`, which must outlive it and keep its shape. */
 int lp_collector_create(lp_collector **out, lp_tree *tree, const lp_collector_config *cfg);
 void lp_collector_free(lp_collector *c);
+
+/* The shim's sink, each entry one of the lp_ev_* functions below with `c` as its context (sink.c):
+ * the shim calls the collector directly. */
+void lp_collector_sink(lp_collector *c, lp_event_sink *out);
 
 /* --- events (hot path; any thread) ------------------------------------------------------------
  * call_enter: a TorchScript function frame starts; `module` is the node whose `self` it runs on, or
