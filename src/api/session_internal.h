@@ -4,7 +4,7 @@
  *   session_open.c     options copied, pre-flight checks, model, tree, inputs, collector; close
  *   session_attach.c   a module the program holds, and the forwards it runs itself
  *   session_run.c      the hooks around forwards; runs, single forwards, kept outputs
- *   session_merge.c    merging the threads' figures into the trees; regions' mounts; composition
+ *   session_merge.c    when the recording is finished into the report (collect/recording.h)
  *   session_steps.c    steps and the schedule's cycles; enable/disable
  *   session_regions.c  regions and contexts
  *   session_outputs.c  rendering: notes, run metadata, outputs
@@ -19,6 +19,7 @@
 
 #include "collect/collector.h"
 #include "collect/compose.h"
+#include "collect/recording.h"
 #include "collect/cuda_prof.h"
 #include "layerprof.h"
 #include "lp_shim.h"
@@ -28,8 +29,6 @@ _Static_assert((int)LPS_DEV_CPU == (int)LP_DEV_CPU && (int)LPS_DEV_CUDA == (int)
                "device ids agree");
 
 #define LP_MAX_NOTES 8
-#define LP_MAX_FORWARD_REGIONS 16 /* distinct regions a session's forwards may run in */
-#define LP_MAX_MOUNTS (LP_MAX_FORWARD_REGIONS + 1) /* and forwards outside every region */
 
 struct lp_session {
     lp_options opts; /* pointers below are the session's own copies */
@@ -56,15 +55,12 @@ struct lp_session {
     int capture;        /* lp_session_forward_output: keep the profiled forward's output */
     void *capture_bytes;
     size_t capture_size;
+    int trace_full_noted; /* the note that the timeline's buffers filled up was added */
 
-    /* Regions (compose.h): the module tree of forwards run in each region, mounts[0] being
-     * s->tree for forwards outside every region; the others are owned. */
-    lp_mount mounts[LP_MAX_MOUNTS];
-    size_t n_mounts;
-    lp_tree composed;       /* the report when regions exist */
-    _Atomic int dirty;      /* events since the last merge */
-    int implicit_iteration; /* recorded before any step: counted as one iteration until a step */
-    int32_t main_context;   /* region id of context "main", -1 until used */
+    /* The trees the forwards record into, s->tree the first, and the report made of them. */
+    lp_recording rec;
+    _Atomic int dirty;    /* events since the last merge */
+    int32_t main_context; /* region id of context "main", -1 until used */
     _Atomic int enabled;    /* lp_session_enable */
     _Atomic int stop;       /* lp_session_request_stop: the run stops after this forward */
     _Atomic int sched_profiled; /* the current step is profiled by the schedule */
@@ -160,9 +156,6 @@ size_t session_model_notes(const lp_session *s, char (*lines)[256], size_t max);
 
 /* Calls the options' progress callback, if any. */
 void session_progress(const lp_session *s, lp_phase phase, int done, int total);
-
-/* After a run's merge: what the timeline covers, and a note when its buffers filled up. */
-void session_timeline_done(lp_session *s);
 
 /* A cycle completed: its figures go to the callback and to the outputs named per cycle. */
 int session_cycle_done(lp_session *s, int cycle);

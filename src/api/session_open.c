@@ -169,11 +169,12 @@ static int build_tree(lp_session *s) {
         int32_t parent;
         rc = lps_model_module(s->model, i, &path, &cls, &parent);
         if (rc == LP_OK) rc = lp_tree_add(&s->tree, path, cls, parent);
-        if (rc >= 0) s->tree.nodes[rc].container = !lps_model_module_has_forward(s->model, i);
-        lps_module_size size;
-        if (rc >= 0 && lps_model_module_size(s->model, i, &size) == LP_OK)
-            s->tree.nodes[rc].fig.size =
-                (lp_module_size){1, size.self_params, size.params, size.self_bytes, size.bytes};
+        if (rc < 0) break;
+        lps_module_size ms;
+        int known = lps_model_module_size(s->model, i, &ms) == LP_OK;
+        lp_module_size size = {1, ms.self_params, ms.params, ms.self_bytes, ms.bytes};
+        lp_tree_set_module(&s->tree, rc, !lps_model_module_has_forward(s->model, i),
+                           known ? &size : NULL);
     }
     return rc < 0 ? rc : LP_OK; /* the shim and the tree report through the same message */
 }
@@ -255,8 +256,6 @@ int session_open_from(lp_session **out, const lp_options *opts, const session_so
              : lps_model_load(s->model_path, s->device, exec_of(s), &s->model);
     if (rc) goto fail;
     if ((rc = build_tree(s))) goto fail;
-    s->mounts[0] = (lp_mount){-1, &s->tree};
-    s->n_mounts = 1;
 
     if (opts->n_inputs) {
         memcpy(s->inputs, opts->inputs, opts->n_inputs * sizeof *s->inputs);
@@ -315,6 +314,7 @@ int session_open_from(lp_session **out, const lp_options *opts, const session_so
     cc.flops = s->flops;
     cc.out_shape = s->out_shape;
     if ((rc = lp_collector_create(&s->collector, &s->tree, &cc))) goto fail;
+    lp_recording_init(&s->rec, s->collector, &s->tree);
     if ((rc = session_start_step(s))) goto fail;
     lp_format_date((long long)time(NULL), s->date, sizeof s->date);
 
@@ -372,12 +372,8 @@ void lp_session_close(lp_session *s) {
     lp_cuda_prof_close(s->cuda);
     lps_inputs_free(s->tensors);
     lps_model_free(s->model);
+    lp_recording_free(&s->rec);
     lp_collector_free(s->collector);
-    for (size_t i = 1; i < s->n_mounts; i++) {
-        lp_tree_free(s->mounts[i].tree);
-        free(s->mounts[i].tree);
-    }
-    lp_tree_free(&s->composed);
     lp_tree_free(&s->tree);
     free(s->selected);
     free(s->model_path);

@@ -74,10 +74,7 @@ int session_end_step(lp_session *s) {
     /* A disabled session's steps record nothing: counting them would dilute every mean. */
     if (atomic_load(&s->sched_profiled) && atomic_load(&s->enabled)) {
         s->trace_done += s->step_traced;
-        if (s->implicit_iteration)
-            s->implicit_iteration = 0; /* already counted when it was merged */
-        else
-            s->tree.iterations++;
+        lp_recording_count_step(&s->rec);
         atomic_store(&s->dirty, 1);
     }
     if (lp_sched_on(sc) && lp_sched_ends_cycle(sc, s->step))

@@ -162,6 +162,16 @@ int lp_tree_add(lp_tree *t, const char *path, const char *class_name, int32_t pa
 int lp_tree_set_name(lp_tree *t, int32_t index, const char *name);
 /* Replaces a node's class name, likewise. */
 int lp_tree_set_class(lp_tree *t, int32_t index, const char *class_name);
+/* What module `index` is beside its place (tree_shape.c): a container (no forward, never a call),
+ * and its sizes (`size` NULL: unknown, left as they are). */
+void lp_tree_set_module(lp_tree *t, int32_t index, int container, const lp_module_size *size);
+/* Makes `out` (not initialised) a tree of `from`'s shape, sharing its string pool: its nodes and
+ * what each module is, no figure (the tree of forwards run in another region). */
+int lp_tree_copy_shape(lp_tree *out, lp_tree *from);
+/* Drops every figure (a schedule's fresh start): the nodes' but their sizes, the op rows, the
+ * iteration count. The shape stays. */
+void lp_tree_clear_figures(lp_tree *t);
+
 /* Index of the node with this dotted path, or -1. */
 int32_t lp_tree_find(const lp_tree *t, const char *path);
 
