@@ -1,14 +1,19 @@
 /* session_internal.h: the session's state and what its files (src/api/session_*.c) share.
  *
- * The api layer is the only one that talks to the shim. Each file has one job:
- *   session_open.c     options copied, pre-flight checks, model, tree, inputs, collector; close
+ * The api layer is the only one that talks to the shim. Each file has one job, and the files call
+ * one way, down this list (tests/arch/check_calls.py fails on a ring):
  *   session_attach.c   a module the program holds, and the forwards it runs itself
- *   session_run.c      the hooks around forwards; runs, single forwards, kept outputs
- *   session_merge.c    when the recording is finished into the report (collect/recording.h)
- *   session_steps.c    steps and the schedule's cycles; enable/disable
+ *   session_open.c     options copied, pre-flight checks, model, tree, inputs, collector; close
  *   session_regions.c  regions and contexts
- *   session_outputs.c  rendering: notes, run metadata, outputs
- *   session_getters.c  nodes, op rows, run info */
+ *   session_run.c      runs, single forwards, kept outputs: every forward goes through one function
+ *   session_steps.c    steps and the schedule's cycles; enable/disable
+ *   session_outputs.c  rendering: run metadata, outputs, their file names (reads the figures)
+ *   session_getters.c  nodes, op rows, run info (reads the figures)
+ *   session_model_notes.c, session_pt2.c   the notes that describe the model
+ *   session_merge.c    when the recording is finished (collect/recording.h does it); clearing
+ *   session_hooks.c    the shim's hooks around forwards
+ *   session_notes.c    the lines under the report's table
+ *   op_libraries.c     custom-op libraries */
 #ifndef LP_SESSION_INTERNAL_H
 #define LP_SESSION_INTERNAL_H
 
@@ -49,20 +54,17 @@ struct lp_session {
     uint64_t synced_ns; /* the profiled forwards with their device synchronisation, summed */
     char notes[LP_MAX_NOTES][256];
     size_t n_notes;
-    char date[32];      /* ISO 8601 UTC of the last lp_session_run (or of the open) */
-    int trace_done;     /* profiled iterations recorded on the timeline so far */
-    lp_cuda_prof *cuda; /* CUDA time per module and NVTX ranges; NULL when neither is on */
-    int capture;        /* lp_session_forward_output: keep the profiled forward's output */
-    void *capture_bytes;
-    size_t capture_size;
+    char date[32];        /* ISO 8601 UTC of the last lp_session_run (or of the open) */
+    int trace_done;       /* profiled iterations recorded on the timeline so far */
+    lp_cuda_prof *cuda;   /* CUDA time per module and NVTX ranges; NULL when neither is on */
     int trace_full_noted; /* the note that the timeline's buffers filled up was added */
 
     /* The trees the forwards record into, s->tree the first, and the report made of them. */
     lp_recording rec;
-    _Atomic int dirty;    /* events since the last merge */
-    int32_t main_context; /* region id of context "main", -1 until used */
-    _Atomic int enabled;    /* lp_session_enable */
-    _Atomic int stop;       /* lp_session_request_stop: the run stops after this forward */
+    _Atomic int dirty;          /* events since the last merge */
+    int32_t main_context;       /* region id of context "main", -1 until used */
+    _Atomic int enabled;        /* lp_session_enable */
+    _Atomic int stop;           /* lp_session_request_stop: the run stops after this forward */
     _Atomic int sched_profiled; /* the current step is profiled by the schedule */
     uint64_t step;              /* steps completed (lp_session_step, or run's forwards) */
     int hooks_on;               /* the shim's hooks are installed on the driving thread */
@@ -75,7 +77,7 @@ struct lp_session {
 
     /* lp_session_attach: the program's module, whose forwards the program runs itself. */
     int attached;
-    int pt2; /* the model is an AOTInductor package (.pt2) */
+    int pt2;               /* the model is an AOTInductor package (.pt2) */
     int in_forward;        /* between lp_session_forward_begin and lp_session_forward_end */
     int forward_profiled;  /* that forward is recorded */
     int attached_forwards; /* forwards run through begin/end since the module was attached */
@@ -146,8 +148,24 @@ int session_profiling_now(lp_session *s);
 /* Renders one output to its file (or stdout), with every write error reported. */
 int session_write_one(lp_session *s, const lp_output_spec *o);
 
-/* One forward, profiled or not; the hooks must already be as `profiled` says. */
-int session_forward_once(lp_session *s, int profiled);
+/* One forward, profiled or not (the hooks must already be as `profiled` says): the only place
+ * the session runs one. With `output`, the forward's output is kept there (the caller's to free,
+ * NULL on failure). */
+typedef struct session_output {
+    void *bytes;
+    size_t size;
+} session_output;
+int session_forward_once(lp_session *s, int profiled, session_output *output);
+
+/* What session_run_forwards runs: `warmup` unprofiled forwards, then `iterations`, each a step
+ * recorded as the session and schedule say; with `output`, the last one's output is kept. */
+typedef struct session_run_args {
+    int warmup, iterations;
+    session_output *output;
+} session_run_args;
+/* A run (lp_session_run, and lp_session_forward_output's profiled forward): warm-up, the
+ * iterations with the hooks around them, stop requests and progress, then the merge. */
+int session_run_forwards(lp_session *s, const session_run_args *a);
 
 /* The lines saying what the model is (params, FLOPs per forward, ops without a FLOPs formula)
  * when a params or FLOPs column was asked for: at most `max` into `lines`; how many.

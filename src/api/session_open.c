@@ -76,10 +76,6 @@ static int copy_options(lp_session *s, const lp_options *o) {
     return LP_OK;
 }
 
-void session_add_note(lp_session *s, const char *fmt, const char *arg) {
-    if (s->n_notes < LP_MAX_NOTES) snprintf(s->notes[s->n_notes++], sizeof s->notes[0], fmt, arg);
-}
-
 /* A report that cannot be written should fail before the run, not after minutes of profiling. */
 static int check_writable(const char *file) {
     if (!file || strcmp(file, "-") == 0) return LP_OK;

@@ -1,5 +1,5 @@
 /* session_outputs.c: rendering a session: its notes, the run metadata every export carries, and
- * writing the outputs the options ask for. */
+ * writing the outputs the options ask for, under the file names a schedule's cycles give them. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <fcntl.h>
@@ -13,10 +13,25 @@
 #include "base/callback_file.h"
 #include "base/error.h"
 #include "base/units.h"
+#include "config/schedule.h"
 #include "report/json_report.h"
 #include "report/render.h"
 
 #define LP_TRACE_ITERATIONS 3 /* profiled iterations on the timeline when trace_iterations is 0 */
+
+/* "report_%d.json" with the cycle number in place of the first "%d"; nothing else is a format. */
+int session_cycle_file(const char *pattern, int cycle, char *buf, size_t size) {
+    const char *at = strstr(pattern, "%d");
+    int n = at ? snprintf(buf, size, "%.*s%d%s", (int)(at - pattern), pattern, cycle, at + 2)
+               : snprintf(buf, size, "%s", pattern);
+    if (n < 0 || (size_t)n >= size)
+        return lp_error_set(LP_ERR_INVALID, "output file name too long: '%s'", pattern);
+    return LP_OK;
+}
+
+int session_is_cycle_output(const lp_session *s, const lp_output_spec *o) {
+    return lp_sched_on(&s->opts.schedule) && o->file && strstr(o->file, "%d");
+}
 
 int session_trace_cap(const lp_session *s) {
     return s->opts.trace_iterations ? s->opts.trace_iterations : LP_TRACE_ITERATIONS;

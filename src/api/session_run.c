@@ -9,45 +9,16 @@
 #include "base/error.h"
 #include "base/units.h"
 
-int session_hooks_install(lp_session *s) {
-    if (s->hooks_on) return LP_OK;
-    lp_event_sink sink; /* the shim delivers straight to the collector */
-    lp_collector_sink(s->collector, &sink);
-    /* Markers need no frame callback: the module calls come from the graph itself. */
-    unsigned hooks = s->opts.mode == LP_MODE_HOOKS ? LPS_HOOK_MODULES : LPS_HOOK_MARKERS;
-    if (s->opts.events) hooks |= LPS_HOOK_OPS;
-    if (s->opts.memory) hooks |= LPS_HOOK_MEMORY;
-    if (s->opts.events && s->opts.shapes) hooks |= LPS_HOOK_SHAPES;
-    if (s->flops) hooks |= LPS_HOOK_FLOPS;
-    int rc = lps_profile_begin(s->model, &sink, hooks);
-    if (rc) return rc;
-    if ((rc = lp_cuda_prof_begin(s->cuda))) {
-        lps_profile_end(s->model);
-        return rc;
-    }
-    s->hooks_on = 1;
-    return LP_OK;
-}
-
-/* Removes the hooks; CUDA records are joined here, before any merge. */
-int session_hooks_remove(lp_session *s) {
-    if (!s->hooks_on) return LP_OK;
-    lps_profile_end(s->model);
-    s->hooks_on = 0;
-    return lp_cuda_prof_end(s->cuda, s->collector);
-}
-
 void session_progress(const lp_session *s, lp_phase phase, int done, int total) {
     if (!s->opts.progress) return;
     lp_progress p = {phase, done, total};
     s->opts.progress(&p, s->opts.progress_payload);
 }
 
-/* One forward, profiled or not; the hooks must already be as `profiled` says. */
-int session_forward_once(lp_session *s, int profiled) {
-    int rc = s->capture
-                 ? lps_forward_output(s->model, s->tensors, &s->capture_bytes, &s->capture_size)
-                 : lps_forward(s->model, s->tensors);
+int session_forward_once(lp_session *s, int profiled, session_output *output) {
+    if (output) *output = (session_output){NULL, 0};
+    int rc = output ? lps_forward_output(s->model, s->tensors, &output->bytes, &output->size)
+                    : lps_forward(s->model, s->tensors);
     if (rc) {
         lp_collector_reset_stacks(s->collector);
         return rc;
@@ -56,7 +27,12 @@ int session_forward_once(lp_session *s, int profiled) {
     s->driver_ns += lps_last_forward_ns(s->model);
     s->synced_ns += lps_last_synced_ns(s->model);
     atomic_store(&s->dirty, 1);
-    return lp_cuda_prof_iteration_done(s->cuda, s->collector);
+    rc = lp_cuda_prof_iteration_done(s->cuda, s->collector);
+    if (rc && output) {
+        free(output->bytes);
+        *output = (session_output){NULL, 0};
+    }
+    return rc;
 }
 
 /* The session's own forwards need its inputs, which an attached module may not have been given,
@@ -91,42 +67,52 @@ static void note_interrupted(lp_session *s, int done, int want) {
                      what);
 }
 
-int lp_session_run(lp_session *s) {
-    if (!s) return lp_error_set(LP_ERR_INVALID, "lp_session_run: session is NULL");
-    int rc = check_can_run(s, "lp_session_run");
-    if (rc) return rc;
+int session_run_forwards(lp_session *s, const session_run_args *a) {
     lp_format_date((long long)time(NULL), s->date, sizeof s->date);
-    session_progress(s, LP_PHASE_WARMUP, 0, s->opts.warmup);
-    for (int i = 0; i < s->opts.warmup; i++) {
+    session_progress(s, LP_PHASE_WARMUP, 0, a->warmup);
+    int rc = LP_OK;
+    for (int i = 0; i < a->warmup; i++) {
         if (atomic_exchange(&s->stop, 0)) {
-            note_interrupted(s, 0, s->opts.iterations);
-            session_progress(s, LP_PHASE_DONE, 0, s->opts.iterations);
+            note_interrupted(s, 0, a->iterations);
+            session_progress(s, LP_PHASE_DONE, 0, a->iterations);
             return session_sync_report(s);
         }
-        if ((rc = lps_forward(s->model, s->tensors))) return rc;
-        session_progress(s, LP_PHASE_WARMUP, i + 1, s->opts.warmup);
+        if ((rc = session_forward_once(s, 0, NULL))) return rc;
+        session_progress(s, LP_PHASE_WARMUP, i + 1, a->warmup);
     }
-    session_progress(s, LP_PHASE_PROFILE, 0, s->opts.iterations);
+    session_progress(s, LP_PHASE_PROFILE, 0, a->iterations);
     if ((rc = session_target_for_forward(s))) return rc;
-    for (int i = 0; i < s->opts.iterations && !rc; i++) {
+    for (int i = 0; i < a->iterations && !rc; i++) {
         if (atomic_exchange(&s->stop, 0)) {
-            note_interrupted(s, i, s->opts.iterations);
+            note_interrupted(s, i, a->iterations);
             break;
         }
         int profiled = session_profiling_now(s);
         rc = profiled ? session_apply_pending_clear(s) : LP_OK;
         if (!rc) rc = profiled ? session_hooks_install(s) : session_hooks_remove(s);
-        if (!rc) rc = session_forward_once(s, profiled);
+        if (!rc) {
+            /* Only the last forward's output is kept: an earlier one's goes at once. */
+            if (a->output) free(a->output->bytes);
+            rc = session_forward_once(s, profiled, a->output);
+        }
         if (rc) break;
-        session_progress(s, LP_PHASE_PROFILE, i + 1, s->opts.iterations);
+        session_progress(s, LP_PHASE_PROFILE, i + 1, a->iterations);
         rc = session_end_step(s); /* each forward is a step */
     }
     int hrc = session_hooks_remove(s);
     if (!rc) rc = hrc;
     atomic_store(&s->dirty, 1);
     int frc = session_sync_report(s);
-    session_progress(s, LP_PHASE_DONE, s->opts.iterations, s->opts.iterations);
+    session_progress(s, LP_PHASE_DONE, a->iterations, a->iterations);
     return rc ? rc : frc;
+}
+
+int lp_session_run(lp_session *s) {
+    if (!s) return lp_error_set(LP_ERR_INVALID, "lp_session_run: session is NULL");
+    int rc = check_can_run(s, "lp_session_run");
+    if (rc) return rc;
+    session_run_args a = {s->opts.warmup, s->opts.iterations, NULL};
+    return session_run_forwards(s, &a);
 }
 
 int lp_session_forward(lp_session *s, void **output, size_t *output_size) {
@@ -141,20 +127,17 @@ int lp_session_forward(lp_session *s, void **output, size_t *output_size) {
     rc = profiled ? session_apply_pending_clear(s) : LP_OK;
     if (!rc && profiled) rc = session_target_for_forward(s);
     if (!rc && profiled) rc = session_hooks_install(s);
-    s->capture = output != NULL;
-    s->capture_bytes = NULL;
-    if (!rc) rc = session_forward_once(s, profiled);
-    s->capture = 0;
+    session_output kept = {NULL, 0};
+    if (!rc) rc = session_forward_once(s, profiled, output ? &kept : NULL);
     int hrc =
         session_hooks_remove(s); /* hooks stay only for the forward: other code runs unobserved */
     if (!rc) rc = hrc;
     if (rc) {
-        free(s->capture_bytes);
+        free(kept.bytes);
     } else if (output) {
-        *output = s->capture_bytes;
-        *output_size = s->capture_size;
+        *output = kept.bytes;
+        *output_size = kept.size;
     }
-    s->capture_bytes = NULL;
     return rc;
 }
 
@@ -172,29 +155,22 @@ int lp_session_forward_output(lp_session *s, int profiled, void **bytes, size_t 
     *size = 0;
     int rc = check_can_run(s, "lp_session_forward_output");
     if (rc) return rc;
+    session_output kept = {NULL, 0};
     if (!profiled) {
-        return lps_forward_output(s->model, s->tensors, bytes, size);
+        rc = session_forward_once(s, 0, &kept);
+    } else {
+        /* A run of one iteration without warm-up, so the forward is exactly what a run
+         * measures, with its output kept. */
+        session_run_args a = {0, 1, &kept};
+        rc = session_run_forwards(s, &a);
+        if (rc == LP_OK && !kept.bytes)
+            rc = lp_error_set(LP_ERR_STATE, "lp_session_forward_output: the forward did not run");
     }
-    /* The profiled forward goes through lp_session_run itself, so it is exactly what a run
-     * measures: one iteration, no warm-up, its output kept. */
-    int warmup = s->opts.warmup, iterations = s->opts.iterations;
-    s->opts.warmup = 0;
-    s->opts.iterations = 1;
-    s->capture = 1;
-    s->capture_bytes = NULL;
-    rc = lp_session_run(s);
-    s->capture = 0;
-    s->opts.warmup = warmup;
-    s->opts.iterations = iterations;
-    if (rc == LP_OK && !s->capture_bytes)
-        rc = lp_error_set(LP_ERR_STATE, "lp_session_forward_output: the forward did not run");
     if (rc) {
-        free(s->capture_bytes);
-        s->capture_bytes = NULL;
+        free(kept.bytes);
         return rc;
     }
-    *bytes = s->capture_bytes;
-    *size = s->capture_size;
-    s->capture_bytes = NULL;
+    *bytes = kept.bytes;
+    *size = kept.size;
     return LP_OK;
 }

@@ -8,20 +8,6 @@
 #include "base/error.h"
 #include "config/schedule.h"
 
-/* "report_%d.json" with the cycle number in place of the first "%d"; nothing else is a format. */
-int session_cycle_file(const char *pattern, int cycle, char *buf, size_t size) {
-    const char *at = strstr(pattern, "%d");
-    int n = at ? snprintf(buf, size, "%.*s%d%s", (int)(at - pattern), pattern, cycle, at + 2)
-               : snprintf(buf, size, "%s", pattern);
-    if (n < 0 || (size_t)n >= size)
-        return lp_error_set(LP_ERR_INVALID, "output file name too long: '%s'", pattern);
-    return LP_OK;
-}
-
-int session_is_cycle_output(const lp_session *s, const lp_output_spec *o) {
-    return lp_sched_on(&s->opts.schedule) && o->file && strstr(o->file, "%d");
-}
-
 /* A cycle completed: its figures go to the callback and to the outputs named per cycle. */
 int session_cycle_done(lp_session *s, int cycle) {
     int rc = session_hooks_remove(s);
