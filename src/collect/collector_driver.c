@@ -237,13 +237,8 @@ int lp_collector_finish(lp_collector *c) {
                                    (const char *const *)c->shape_texts, c->n_shapes);
     pthread_mutex_unlock(&c->names_lock);
     if (nrc) return nrc;
-    for (size_t m = 0; m < t->n_nodes; m++)
-        t->nodes[m].selected = 0;
-    /* A node is measured when it or an ancestor was selected (pre-order: parents come first). */
-    for (size_t m = 0; m < t->n_nodes; m++) {
-        int32_t p = t->nodes[m].parent;
-        t->nodes[m].selected = c->measured_root[m] || (p >= 0 && t->nodes[p].selected);
-    }
+    /* A node is measured when it or an ancestor was selected. */
+    lp_tree_mark_measured(t, c->measured_root);
     if (t->has_cuda_time) lp_cuda_tree_totals(t);
     if (c->cfg.flops) {
         t->has_flops = 1;

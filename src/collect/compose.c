@@ -16,56 +16,6 @@ typedef struct composer {
     int32_t main_context; /* the context unregioned forwards go to: "main", -1 when absent */
 } composer;
 
-/* "<prefix>/<name>", or just the name at the top. */
-static char *join_path(const char *prefix, const char *name) {
-    size_t lp = prefix ? strlen(prefix) : 0, ln = strlen(name);
-    char *p = malloc(lp + ln + 2);
-    if (!p) return NULL;
-    if (prefix)
-        snprintf(p, lp + ln + 2, "%s/%s", prefix, name);
-    else
-        memcpy(p, name, ln + 1);
-    return p;
-}
-
-static int add_named(composer *k, const char *path, const char *name, const char *class_name,
-                     int kind, int32_t parent) {
-    int32_t idx = lp_tree_add(k->out, path, class_name, parent);
-    if (idx < 0) return idx;
-    int rc = lp_tree_set_name(k->out, idx, name);
-    if (rc) return rc;
-    k->out->nodes[idx].kind = kind;
-    return idx;
-}
-
-/* A copy of one mount's module tree under `parent`, paths prefixed with the region's path. */
-static int add_mount(composer *k, const lp_tree *m, int32_t parent, const char *prefix) {
-    lp_tree *out = k->out;
-    int32_t base = (int32_t)out->n_nodes;
-    for (size_t i = 0; i < m->n_nodes; i++) {
-        const lp_tree_node *n = &m->nodes[i];
-        char *path = join_path(prefix, n->path);
-        if (!path) return lp_error_set(LP_ERR_NOMEM, "out of memory composing the report");
-        int32_t p = n->parent < 0 ? parent : base + n->parent;
-        int idx = add_named(k, path, n->name, n->class_name, LP_NODE_MODULE, p);
-        free(path);
-        if (idx < 0) return idx;
-        lp_tree_node *o = &out->nodes[idx];
-        o->selected = n->selected;
-        o->container = n->container;
-        o->fig = n->fig;
-    }
-    int32_t op_base = (int32_t)out->n_ops;
-    for (size_t r = 0; r < m->n_ops; r++) { /* a parent op row precedes its children */
-        const lp_op_node *o = &m->ops[r];
-        int idx = lp_tree_add_op(out, base + o->module,
-                                 o->parent_op < 0 ? -1 : op_base + o->parent_op, o->op, o->shapes);
-        if (idx < 0) return idx;
-        out->ops[idx].fig = o->fig;
-    }
-    return LP_OK;
-}
-
 static int add_region(composer *k, int32_t id, int32_t parent, const char *prefix);
 
 /* The regions under `id` and the forwards run in it, in first-seen order. */
@@ -81,33 +31,25 @@ static int add_children(composer *k, int32_t id, int32_t node, const char *path)
         const lp_tree *m = k->mounts[i].tree;
         int here = region == id || (region < 0 && id == k->main_context);
         if (here && m->n_nodes && m->nodes[0].fig.calls) {
-            int rc = add_mount(k, m, node, path);
+            int rc = lp_tree_graft(k->out, m, node, path);
             if (rc < 0) return rc;
         }
     }
     return LP_OK;
 }
 
-/* Sums the direct children's totals into a group node (a context, the session). */
-static void sum_children(lp_tree *t, int32_t node) {
-    uint64_t total = 0;
-    for (int32_t ch = t->nodes[node].first_child; ch >= 0; ch = t->nodes[ch].next_sibling)
-        total += t->nodes[ch].fig.total_ns;
-    t->nodes[node].fig.total_ns = total;
-}
-
 static int add_region(composer *k, int32_t id, int32_t parent, const char *prefix) {
     const lp_region_entry *e = lp_region_get(k->c, id);
     int context = e->parent < 0;
-    char *path = join_path(prefix, e->name);
+    char *path = lp_tree_join_path(prefix, e->name);
     if (!path) return lp_error_set(LP_ERR_NOMEM, "out of memory composing the report");
-    int node = add_named(k, path, e->name, context ? "context" : "region",
-                         context ? LP_NODE_CONTEXT : LP_NODE_REGION, parent);
-    if (node >= 0 && !context) k->out->nodes[node].fig = *lp_region_figures(k->c, id);
+    int node = lp_tree_add_named(k->out, path, e->name, context ? "context" : "region",
+                                 context ? LP_NODE_CONTEXT : LP_NODE_REGION, parent);
+    if (node >= 0 && !context) lp_tree_set_figures(k->out, node, lp_region_figures(k->c, id));
     int rc = node < 0 ? node : add_children(k, id, node, path);
     free(path);
     if (rc < 0) return rc;
-    if (context) sum_children(k->out, node);
+    if (context) lp_tree_sum_children(k->out, node);
     return node;
 }
 
@@ -127,7 +69,7 @@ int lp_compose(lp_tree *out, const lp_collector *c, const lp_mount *mounts, size
         const lp_region_entry *e = lp_region_get(c, (int32_t)r);
         if (e->parent < 0 && strcmp(e->name, "main") == 0) k.main_context = (int32_t)r;
     }
-    int rc = add_named(&k, "", model->nodes[0].class_name, "session", LP_NODE_SESSION, -1);
+    int rc = lp_tree_add_named(out, "", model->nodes[0].class_name, "session", LP_NODE_SESSION, -1);
     for (size_t r = 0; r < n && rc >= 0; r++)
         if (lp_region_get(c, (int32_t)r)->parent < 0) rc = add_region(&k, (int32_t)r, 0, NULL);
     /* Forwards outside every region, in a session whose regions never named "main". */
@@ -135,14 +77,14 @@ int lp_compose(lp_tree *out, const lp_collector *c, const lp_mount *mounts, size
     for (size_t i = 0; i < n_mounts; i++)
         unregioned |= mounts[i].region < 0 && mounts[i].tree->nodes[0].fig.calls > 0;
     if (rc >= 0 && k.main_context < 0 && unregioned) {
-        int main_node = rc = add_named(&k, "main", "main", "context", LP_NODE_CONTEXT, 0);
+        int main_node = rc = lp_tree_add_named(out, "main", "main", "context", LP_NODE_CONTEXT, 0);
         for (size_t i = 0; i < n_mounts && rc >= 0; i++)
             if (mounts[i].region < 0 && mounts[i].tree->nodes[0].fig.calls)
-                rc = add_mount(&k, mounts[i].tree, main_node, "main");
-        if (rc >= 0) sum_children(out, main_node);
+                rc = lp_tree_graft(out, mounts[i].tree, main_node, "main");
+        if (rc >= 0) lp_tree_sum_children(out, main_node);
     }
     if (rc < 0) return rc;
-    sum_children(out, 0);
+    lp_tree_sum_children(out, 0);
     out->iterations = iterations;
     /* The mounts' tables are prefixes of the collector's: together they cover every op id. */
     for (size_t i = 0; i < n_mounts && rc >= 0; i++) {

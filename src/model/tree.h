@@ -175,6 +175,22 @@ void lp_tree_clear_figures(lp_tree *t);
 /* Index of the node with this dotted path, or -1. */
 int32_t lp_tree_find(const lp_tree *t, const char *path);
 
+/* Building one tree from others (tree_graft.c) ------------------------------------------------- */
+/* "<prefix>/<name>", or `name` when `prefix` is NULL: the caller frees it. NULL: out of memory. */
+char *lp_tree_join_path(const char *prefix, const char *name);
+/* lp_tree_add, with its display name and its lp_node_kind. Returns its index or a status. */
+int lp_tree_add_named(lp_tree *t, const char *path, const char *name, const char *class_name,
+                      int kind, int32_t parent);
+/* Replaces a node's figures (a region's, merged by the collector). */
+void lp_tree_set_figures(lp_tree *t, int32_t index, const lp_figures *fig);
+/* A copy of every node and op row of `from`, with their figures, under `parent` of `out`, paths
+ * prefixed with "<prefix>/". LP_OK or a negative status. */
+int lp_tree_graft(lp_tree *out, const lp_tree *from, int32_t parent, const char *prefix);
+/* A group node's total: the sum of its direct children's totals. */
+void lp_tree_sum_children(lp_tree *t, int32_t node);
+/* Marks each node measured (`selected`) when roots[node] is set or its parent is measured. */
+void lp_tree_mark_measured(lp_tree *t, const uint8_t *roots);
+
 /* Fills every node's and op row's fig.share_base_ns: the total of its nearest LP_NODE_CONTEXT
  * ancestor; the root's total for context nodes, the root, and trees without contexts. */
 void lp_tree_set_shares(lp_tree *t);
