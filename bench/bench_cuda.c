@@ -170,10 +170,10 @@ static void run_block(setting *s, int n, int record) {
     if (s->unavailable) return;
     if (s->profiled) {
         if (prof_open(s)) return;
-        lps_sink sink = {.ctx = s->c,
-                         .call_enter = sink_call_enter,
-                         .call_exit = sink_call_exit,
-                         .method_enter = sink_method_enter};
+        lp_event_sink sink = {.ctx = s->c,
+                              .call_enter = sink_call_enter,
+                              .call_exit = sink_call_exit,
+                              .method_enter = sink_method_enter};
         if (lps_profile_begin(s->m, &sink, LPS_HOOK_MARKERS)) die("lps_profile_begin");
     }
     size_t first = s->fwd.n;
