@@ -166,7 +166,7 @@ static int build_tree(lp_session *s) {
         rc = lps_model_module(s->model, i, &path, &cls, &parent);
         if (rc == LP_OK) rc = lp_tree_add(&s->tree, path, cls, parent);
         if (rc < 0) break;
-        lps_module_size ms;
+        lps_module_size ms = {0};
         int known = lps_model_module_size(s->model, i, &ms) == LP_OK;
         lp_module_size size = {1, ms.self_params, ms.params, ms.self_bytes, ms.bytes};
         lp_tree_set_module(&s->tree, rc, !lps_model_module_has_forward(s->model, i),
