@@ -1,7 +1,7 @@
 /* session_internal.h: the session's state and what its files (src/api/session_*.c) share.
  *
  * The api layer is the only one that talks to the shim. Each file has one job, and the files call
- * one way, down this list (tests/arch/check_calls.py fails on a ring):
+ * one way, down this list (ctest arch.rings fails on a ring):
  *   session_attach.c   a module the program holds, and the forwards it runs itself
  *   session_open.c     options copied, pre-flight checks, model, tree, inputs, collector; close
  *   session_regions.c  regions and contexts
