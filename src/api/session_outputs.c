@@ -40,28 +40,13 @@ int session_trace_cap(const lp_session *s) {
 /* The trace, with each region span named by its path ("main/preprocess"). */
 static int render_trace_with_regions(lp_session *s, const json_t *run, FILE *out) {
     lp_timeline *tl = lp_collector_timeline(s->collector);
-    size_t n = lp_region_count(s->collector);
-    char **paths = n ? calloc(n, sizeof *paths) : NULL;
-    int rc = n && !paths ? lp_error_set(LP_ERR_NOMEM, "out of memory") : LP_OK;
-    for (size_t i = 0; i < n && !rc; i++) { /* a parent region always has a lower id */
-        const lp_region_entry *e = lp_region_get(s->collector, (int32_t)i);
-        size_t len = strlen(e->name) + (e->parent >= 0 ? strlen(paths[e->parent]) + 1 : 0) + 1;
-        if (!(paths[i] = malloc(len))) {
-            rc = lp_error_set(LP_ERR_NOMEM, "out of memory");
-            break;
-        }
-        if (e->parent >= 0)
-            snprintf(paths[i], len, "%s/%s", paths[e->parent], e->name);
-        else
-            snprintf(paths[i], len, "%s", e->name);
-    }
-    tl->region_paths = (const char *const *)paths;
-    tl->n_region_paths = rc ? 0 : n;
-    if (!rc) rc = lp_render_trace(&s->tree, tl, run, out);
-    tl->region_paths = NULL;
-    tl->n_region_paths = 0;
-    for (size_t i = 0; i < n && paths; i++)
-        free(paths[i]);
+    char **paths = NULL;
+    size_t n = 0;
+    int rc = lp_region_paths(s->collector, &paths, &n);
+    if (rc) return rc;
+    lp_timeline_name_regions(tl, (const char *const *)paths, n);
+    rc = lp_render_trace(&s->tree, tl, run, out);
+    lp_timeline_name_regions(tl, NULL, 0);
     free(paths);
     return rc;
 }

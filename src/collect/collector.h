@@ -147,6 +147,9 @@ int32_t lp_region_find(const lp_collector *c, int32_t parent, const char *name);
 size_t lp_region_count(const lp_collector *c);
 /* NULL for an unknown id. Borrowed; never moves. */
 const lp_region_entry *lp_region_get(const lp_collector *c, int32_t id);
+/* Every region's path ("main/preprocess"), by region id, in one allocation the caller frees with
+ * free(). *paths is NULL when there is no region. LP_OK or LP_ERR_NOMEM. */
+int lp_region_paths(const lp_collector *c, char ***paths, size_t *n);
 void lp_region_set_enabled(lp_collector *c, int32_t id, int on);
 /* The figures merged by lp_collector_finish (zeros before any). Borrowed. */
 const lp_figures *lp_region_figures(const lp_collector *c, int32_t id);

@@ -239,7 +239,7 @@ int lp_collector_finish(lp_collector *c) {
     if (nrc) return nrc;
     /* A node is measured when it or an ancestor was selected. */
     lp_tree_mark_measured(t, c->measured_root);
-    if (t->has_cuda_time) lp_cuda_tree_totals(t);
+    if (t->has_cuda_time) lp_tree_cuda_totals(t);
     if (c->cfg.flops) {
         t->has_flops = 1;
         lp_tree_flops_totals(t);

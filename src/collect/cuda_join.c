@@ -134,26 +134,3 @@ int lp_cuda_join(const lp_cuda_records *r, lp_cuda_sink sink, void *ctx, lp_cuda
     free(m);
     return LP_OK;
 }
-
-/* ---- totals ------------------------------------------------------------------------------------
- */
-
-/* Nodes and op rows are stored parent before child, so one reverse pass sees every child first. */
-void lp_cuda_tree_totals(lp_tree *t) {
-    for (size_t i = 0; i < t->n_nodes; i++)
-        t->nodes[i].fig.cuda_total_ns = t->nodes[i].fig.cuda_self_ns;
-    for (size_t i = t->n_nodes; i-- > 1;) {
-        int32_t p = t->nodes[i].parent;
-        if (p >= 0) t->nodes[p].fig.cuda_total_ns += t->nodes[i].fig.cuda_total_ns;
-    }
-    /* Like CPU totals, only measured modules have one. */
-    for (size_t i = 0; i < t->n_nodes; i++)
-        if (!t->nodes[i].selected) t->nodes[i].fig.cuda_total_ns = 0;
-
-    for (size_t i = 0; i < t->n_ops; i++)
-        t->ops[i].fig.cuda_total_ns = t->ops[i].fig.cuda_self_ns;
-    for (size_t i = t->n_ops; i-- > 0;) {
-        int32_t p = t->ops[i].parent_op;
-        if (p >= 0) t->ops[p].fig.cuda_total_ns += t->ops[i].fig.cuda_total_ns;
-    }
-}

@@ -90,11 +90,5 @@ typedef struct lp_cuda_join_stats {
  * Returns LP_OK or LP_ERR_NOMEM. */
 int lp_cuda_join(const lp_cuda_records *r, lp_cuda_sink sink, void *ctx, lp_cuda_join_stats *stats);
 
-/* --- totals --------------------------------------------------------------------------------- */
-/* After the collector merged its threads: every node's and op row's cuda_total_ns becomes its
- * cuda_self_ns plus its children's totals (child modules for modules, nested op rows for ops).
- * A module's self already holds its own op rows' time, so ops are not added to modules again.
- * Recomputed from the selves each time, so it can run after every run. */
-void lp_cuda_tree_totals(lp_tree *t);
 
 #endif

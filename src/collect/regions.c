@@ -140,3 +140,29 @@ int lp_ev_region_end(lp_collector *c, const char *name) {
     lp_collector_pop(c, ts, top->measured ? c->clock() : 0);
     return LP_OK;
 }
+
+int lp_region_paths(const lp_collector *c, char ***paths, size_t *n) {
+    *paths = NULL;
+    *n = lp_region_count(c);
+    if (!*n) return LP_OK;
+    /* One block: the pointers, then the strings. A parent always has a lower id. */
+    size_t bytes = *n * sizeof(char *);
+    for (size_t i = 0; i < *n; i++) {
+        const lp_region_entry *e = lp_region_get(c, (int32_t)i);
+        bytes += strlen(e->name) + 1 + (e->parent >= 0 ? 1 : 0);
+        for (int32_t p = e->parent; p >= 0; p = lp_region_get(c, p)->parent)
+            bytes += strlen(lp_region_get(c, p)->name) + 1;
+    }
+    char **out = malloc(bytes);
+    if (!out) return lp_error_set(LP_ERR_NOMEM, "out of memory naming the regions");
+    char *text = (char *)(out + *n), *end = (char *)out + bytes;
+    for (size_t i = 0; i < *n; i++) {
+        const lp_region_entry *e = lp_region_get(c, (int32_t)i);
+        out[i] = text;
+        int k = e->parent >= 0 ? snprintf(text, (size_t)(end - text), "%s/%s", out[e->parent], e->name)
+                               : snprintf(text, (size_t)(end - text), "%s", e->name);
+        text += k + 1;
+    }
+    *paths = out;
+    return LP_OK;
+}

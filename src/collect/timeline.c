@@ -118,3 +118,8 @@ void lp_timeline_free(lp_timeline *tl) {
     free(tl->mem);
     memset(tl, 0, sizeof *tl);
 }
+
+void lp_timeline_name_regions(lp_timeline *tl, const char *const *paths, size_t n) {
+    tl->region_paths = paths;
+    tl->n_region_paths = paths ? n : 0;
+}

@@ -62,7 +62,8 @@ typedef struct lp_timeline {
     uint64_t iterations;    /* profiled iterations recorded on it */
     uint64_t iterations_of; /* profiled iterations run in all */
     int recorded;           /* 1 when the run asked for a timeline */
-    /* Region spans' names by region id ("main/preprocess"); borrowed, set by whoever renders. */
+    /* Region spans' names by region id ("main/preprocess"); borrowed, set by whoever renders
+     * (lp_timeline_name_regions). */
     const char *const *region_paths;
     size_t n_region_paths;
 } lp_timeline;
@@ -72,5 +73,8 @@ int lp_timeline_take(lp_timeline *tl, lp_span_buf *b, uint16_t tid);
 /* Sorts what was taken; call once after the last lp_timeline_take. */
 void lp_timeline_sort(lp_timeline *tl);
 void lp_timeline_free(lp_timeline *tl);
+/* Names the region spans for rendering: `paths` (borrowed, by region id) until the next call;
+ * NULL and 0 unname them. */
+void lp_timeline_name_regions(lp_timeline *tl, const char *const *paths, size_t n);
 
 #endif

@@ -300,3 +300,36 @@ void lp_out_shape_add(lp_out_shape *s, const int64_t *dims, int rank) {
     }
     if (s->rank != kept || memcmp(s->dims, dims, kept * sizeof *dims) != 0) s->varies = 1;
 }
+
+/* Nodes and op rows are stored parent before child, so one reverse pass sees every child first. */
+void lp_tree_cuda_totals(lp_tree *t) {
+    for (size_t i = 0; i < t->n_nodes; i++)
+        t->nodes[i].fig.cuda_total_ns = t->nodes[i].fig.cuda_self_ns;
+    for (size_t i = t->n_nodes; i-- > 1;) {
+        int32_t p = t->nodes[i].parent;
+        if (p >= 0) t->nodes[p].fig.cuda_total_ns += t->nodes[i].fig.cuda_total_ns;
+    }
+    /* Like CPU totals, only measured modules have one. */
+    for (size_t i = 0; i < t->n_nodes; i++)
+        if (!t->nodes[i].selected) t->nodes[i].fig.cuda_total_ns = 0;
+
+    for (size_t i = 0; i < t->n_ops; i++)
+        t->ops[i].fig.cuda_total_ns = t->ops[i].fig.cuda_self_ns;
+    for (size_t i = t->n_ops; i-- > 0;) {
+        int32_t p = t->ops[i].parent_op;
+        if (p >= 0) t->ops[p].fig.cuda_total_ns += t->ops[i].fig.cuda_total_ns;
+    }
+}
+
+void lp_tree_restore_node(lp_tree *t, int32_t index, int kind, int selected, int container,
+                          const lp_figures *fig) {
+    lp_tree_node *n = &t->nodes[index];
+    n->kind = kind;
+    n->selected = selected;
+    n->container = container;
+    n->fig = *fig;
+}
+
+void lp_tree_restore_op(lp_tree *t, int32_t row, const lp_figures *fig) {
+    t->ops[row].fig = *fig;
+}

@@ -85,7 +85,7 @@ typedef struct lp_figures {
     uint64_t self_ns;  /* total minus children's totals */
     lp_mem_stats mem[LP_DEV_COUNT];
     uint64_t cuda_self_ns;  /* device time of kernels/memcpys/memsets launched directly here */
-    uint64_t cuda_total_ns; /* the same over the subtree (lp_cuda_tree_totals, cuda_join.h) */
+    uint64_t cuda_total_ns; /* the same over the subtree (lp_tree_cuda_totals) */
     lp_welford time;        /* per-call inclusive time */
     /* % Total's denominator: the total of the context this row belongs to (the root's without
      * regions). Not merged: lp_tree_set_shares fills it on the finished tree; 0: no share. */
@@ -198,6 +198,20 @@ void lp_tree_set_shares(lp_tree *t);
 /* Fills every module's fig.flops_total from the flops_self of its subtree; unmeasured modules
  * have none, as for time. */
 void lp_tree_flops_totals(lp_tree *t);
+
+/* After the collector merged its threads: every node's and op row's cuda_total_ns becomes its
+ * cuda_self_ns plus its children's totals (child modules for modules, nested op rows for ops).
+ * A module's self already holds its own op rows' time, so ops are not added to modules again.
+ * Recomputed from the selves each time, so it can run after every run. Unmeasured modules have
+ * none, as for time. */
+void lp_tree_cuda_totals(lp_tree *t);
+
+/* A node as a report file gives it (report/json_read.c): its lp_node_kind, whether it was
+ * measured, whether it is a container, and its figures. */
+void lp_tree_restore_node(lp_tree *t, int32_t index, int kind, int selected, int container,
+                          const lp_figures *fig);
+/* An op row's figures, likewise. */
+void lp_tree_restore_op(lp_tree *t, int32_t row, const lp_figures *fig);
 
 /* Appends an op row under module `module` (parent_op -1) or under `parent_op`. Returns its index.
  */

@@ -214,7 +214,10 @@ static int read_ops(reader *rd, const json_t *arr, int32_t module, int32_t paren
         }
         int idx = lp_tree_add_op(&r->tree, module, parent_op, op, shapes);
         if (idx < 0) return idx;
-        int rc = read_figures(rd, row, &r->tree.ops[idx].fig);
+        lp_figures fig;
+        memset(&fig, 0, sizeof fig);
+        int rc = read_figures(rd, row, &fig);
+        if (!rc) lp_tree_restore_op(&r->tree, idx, &fig);
         json_t *kids = json_object_get(row, "ops");
         if (!rc && kids) rc = read_ops(rd, kids, module, idx, level + 1);
         if (rc) return rc;
@@ -251,20 +254,23 @@ static int read_modules(reader *rd, const json_t *mods) {
             return bad(rd, "parent", "must be -1 for the first module, else an earlier index");
         int idx = lp_tree_add(t, path, cls, (int32_t)parent);
         if (idx < 0) return idx;
-        lp_tree_node *n = &t->nodes[idx];
-        if ((rc = read_kind(rd, m, &n->kind))) return rc;
-        if ((rc = get_bool(rd, m, "selected", &n->selected))) return rc;
+        /* Read whole, then handed to the tree: only model/ writes a node's fields. */
+        int kind = LP_NODE_MODULE, selected = 1;
+        lp_figures fig;
+        memset(&fig, 0, sizeof fig);
+        if ((rc = read_kind(rd, m, &kind))) return rc;
+        if ((rc = get_bool(rd, m, "selected", &selected))) return rc;
         json_t *container = json_object_get(m, "container"); /* optional: absent means false */
         if (container && !json_is_boolean(container))
             return bad(rd, "container", "expected true or false");
-        n->container = json_is_true(container);
-        if ((rc = read_figures(rd, m, &n->fig))) return rc;
-        if ((rc = read_size(rd, m, &n->fig.size))) return rc;
-        if ((rc = read_out_shape(rd, m, &n->fig.out))) return rc;
-        if (t->has_flops && n->kind == LP_NODE_MODULE &&
-            ((rc = get_uint(rd, m, "flops_sum", &n->fig.flops_total)) ||
-             (rc = get_uint(rd, m, "self_flops_sum", &n->fig.flops_self))))
+        if ((rc = read_figures(rd, m, &fig))) return rc;
+        if ((rc = read_size(rd, m, &fig.size))) return rc;
+        if ((rc = read_out_shape(rd, m, &fig.out))) return rc;
+        if (t->has_flops && kind == LP_NODE_MODULE &&
+            ((rc = get_uint(rd, m, "flops_sum", &fig.flops_total)) ||
+             (rc = get_uint(rd, m, "self_flops_sum", &fig.flops_self))))
             return rc;
+        lp_tree_restore_node(t, idx, kind, selected, json_is_true(container), &fig);
         json_t *ops = json_object_get(m, "ops");
         if (ops && (rc = read_ops(rd, ops, idx, -1, 0))) return rc;
     }
