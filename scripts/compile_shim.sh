@@ -12,8 +12,7 @@ cd "$(dirname "$0")/.."
 torch=$1
 cuda=${2:-}
 [ -d "$torch/include/torch" ] || { echo "compile_shim: no torch headers in $torch/include" >&2; exit 2; }
-version=$(cat "$torch/include/torch/version.h" "$torch/include/torch/csrc/api/include/torch/version.h" \
-          2>/dev/null | sed -n 's/^#define TORCH_VERSION "\(.*\)"/\1/p' | head -1)
+version=$(sed -n "s/^__version__ = '\(.*\)'/\1/p" "$torch/version.py" 2>/dev/null || true)
 flags=(-std=c++17 -fsyntax-only -DNDEBUG -Wall -Wextra -Werror -Ishim -Iinclude -Isrc
        -isystem "$torch/include" -isystem "$torch/include/torch/csrc/api/include")
 abi=$(grep -o '_GLIBCXX_USE_CXX11_ABI=[01]' "$torch/share/cmake/Caffe2/Caffe2Targets.cmake" \
