@@ -97,16 +97,6 @@ typedef struct setting {
     int unavailable;             /* the method could not be had here: said once, then skipped */
 } setting;
 
-static int sink_call_enter(void *c, int32_t m, uint64_t t) {
-    return lp_ev_call_enter(c, m, t);
-}
-static int sink_method_enter(void *c, int32_t m, uint64_t t) {
-    return lp_ev_method_enter(c, m, t);
-}
-static int sink_call_exit(void *c, uint64_t t) {
-    return lp_ev_call_exit(c, t);
-}
-
 /* The collector's scope hooks are fixed at its creation; the CUDA profiler is opened per block
  * (CUPTI's one subscriber slot), so they go through the setting. */
 static void scope_enter(void *ctx, uint64_t scope, int32_t module, const char *op) {
@@ -170,10 +160,8 @@ static void run_block(setting *s, int n, int record) {
     if (s->unavailable) return;
     if (s->profiled) {
         if (prof_open(s)) return;
-        lp_event_sink sink = {.ctx = s->c,
-                              .call_enter = sink_call_enter,
-                              .call_exit = sink_call_exit,
-                              .method_enter = sink_method_enter};
+        lp_event_sink sink;
+        lp_collector_sink(s->c, &sink); /* the session's own sink: what the CLI pays */
         if (lps_profile_begin(s->m, &sink, LPS_HOOK_MARKERS)) die("lps_profile_begin");
     }
     size_t first = s->fwd.n;

@@ -11,18 +11,7 @@
 
 #include "layerprof.h"
 
-/* Keeps the texts the parsers copy (their `owner`), from the first test to the last. */
-static lp_options g_owner;
-static int init_owner(void **state) {
-    (void)state;
-    lp_options_init(&g_owner);
-    return 0;
-}
-static int release_owner(void **state) {
-    (void)state;
-    lp_options_release(&g_owner);
-    return 0;
-}
+#include "owner_fixture.h"
 
 #define MAX 16
 

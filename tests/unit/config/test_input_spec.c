@@ -10,18 +10,7 @@
 
 #include "layerprof.h"
 
-/* Keeps the texts the parsers copy (their `owner`), from the first test to the last. */
-static lp_options g_owner;
-static int init_owner(void **state) {
-    (void)state;
-    lp_options_init(&g_owner);
-    return 0;
-}
-static int release_owner(void **state) {
-    (void)state;
-    lp_options_release(&g_owner);
-    return 0;
-}
+#include "owner_fixture.h"
 
 static int parse_file(const char *text, lp_input_spec *out) {
     return lp_input_spec_parse_file(text, out, &g_owner);
