@@ -29,12 +29,12 @@ static const lp_cfg_name fill_names[] = {{"random", LP_FILL_RANDOM}, {"zeros", L
                                          {"rand", LP_FILL_RANDOM},   {"zero", LP_FILL_ZEROS},
                                          {"one", LP_FILL_ONES}};
 
-const lp_cfg_names lp_cfg_modes = {mode_names, COUNT(mode_names), "mode"};
-const lp_cfg_names lp_cfg_units = {units_names, COUNT(units_names), "units"};
-const lp_cfg_names lp_cfg_formats = {format_names, COUNT(format_names), "format"};
-const lp_cfg_names lp_cfg_fills = {fill_names, COUNT(fill_names), "fill"};
+const lp_cfg_names lp_cfg_modes = {mode_names, COUNT(mode_names), "mode", "graph"};
+const lp_cfg_names lp_cfg_units = {units_names, COUNT(units_names), "units", NULL};
+const lp_cfg_names lp_cfg_formats = {format_names, COUNT(format_names), "format", NULL};
+const lp_cfg_names lp_cfg_fills = {fill_names, COUNT(fill_names), "fill", NULL};
 const lp_cfg_names lp_cfg_cuda_timings = {cuda_timing_names, COUNT(cuda_timing_names),
-                                          "CUDA timing"};
+                                          "CUDA timing", NULL};
 
 const char *lp_cfg_name_of(const lp_cfg_names *t, int value) {
     for (size_t i = 0; i < t->n; i++)

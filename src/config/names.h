@@ -17,6 +17,9 @@ typedef struct lp_cfg_names {
     const lp_cfg_name *v;
     size_t n;
     const char *what; /* "mode", "CUDA timing": the word validation messages use */
+    /* A canonical name still accepted but not offered in --help's value name, or NULL: "graph",
+     * kept for old scripts, runs as markers. */
+    const char *unlisted;
 } lp_cfg_names;
 
 extern const lp_cfg_names lp_cfg_modes;        /* lp_mode */

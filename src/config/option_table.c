@@ -29,7 +29,7 @@ static const lp_opt table[] = {
      .def_str = "cpu", .default_text = "cpu", .what = "cpu, cuda or cuda:N", .value_name = "DEV",
      .help = "where the model runs: cpu, cuda or cuda:N", .section = LP_SECTION_RUN},
     {"mode", "mode", LP_OPT_ENUM, 0, OPT(mode), .names = &lp_cfg_modes, .def = LP_MODE_MARKERS,
-     .default_text = "markers", .value_name = "hooks|graph|markers",
+     .default_text = "markers", .value_name = "hooks|markers",
      .help = "markers (the default): the optimised model, exact calls marked at each call "
              "site; hooks: optimizer off, each module call a real frame; graph: an alias of "
              "markers, kept for old scripts",
