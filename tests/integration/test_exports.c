@@ -185,6 +185,12 @@ static void every_format_of_a_real_run_parses_back(void **state) {
     assert_non_null(date);
     assert_int_equal(strlen(date), 20);
     assert_true(date[10] == 'T' && date[19] == 'Z');
+    /* The forwards' mean time until their device work was done (lp_run_info.synced_ns). */
+    lp_run_info ri;
+    assert_int_equal(lp_session_run_info(s, &ri), LP_OK);
+    assert_true(ri.synced_ns > 0);
+    assert_int_equal(json_integer_value(json_object_get(run, "forward_ns")),
+                     ri.synced_ns / ri.iterations);
     json_t *mods = json_object_get(report, "modules");
     assert_int_equal(json_array_size(mods), n_nodes);
     size_t n_ops = 0;
