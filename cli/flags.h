@@ -10,7 +10,7 @@
 
 enum { CLI_FORMAT, CLI_OUTPUT, CLI_CONFIG, CLI_PRINT_CONFIG, CLI_HELP, CLI_VERSION, N_CLI_ONLY };
 
-/* The N_CLI_ONLY flags, indexed by the enum above, as lp_option_get describes an option. Keys are
+/* The N_CLI_ONLY flags, indexed by the enum above, as lp_options_key describes an option. Keys are
  * NULL: they are not lp_options_set keys. */
 const lp_option_info *cli_only_flags(size_t *n);
 
