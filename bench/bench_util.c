@@ -64,6 +64,40 @@ double bench_median(const double *v, size_t n) {
     return bench_quantile(v, n, 0.5);
 }
 
+bench_interval bench_median_ci(const double *v, size_t n, double *coverage) {
+    bench_interval r = {0, 0, 0};
+    if (coverage) *coverage = 0;
+    if (!n) return r;
+    double *c = malloc(n * sizeof *c);
+    if (!c) {
+        fprintf(stderr, "bench: out of memory\n");
+        exit(2);
+    }
+    memcpy(c, v, n * sizeof *c);
+    r.mid = bench_quantile_inplace(c, n, 0.5); /* sorts c */
+    /* tail = P(B < k) for B ~ Binomial(n, 1/2), k = 1, 2, ...; the largest k with tail <= 2.5%. */
+    size_t k = 1;
+    double pmf = 1, tail = 0, cover = 1;
+    for (size_t i = 0; i < n; i++)
+        pmf *= 0.5; /* P(B = 0); rounds stay far below the 1,000 where this underflows */
+    tail = pmf;     /* P(B < 1) */
+    if (tail <= 0.025) {
+        for (size_t j = 1; 2 * (j + 1) <= n + 1; j++) {
+            double next = tail + pmf * (double)(n - (j - 1)) / (double)j; /* P(B < j + 1) */
+            if (next > 0.025) break;
+            pmf = pmf * (double)(n - (j - 1)) / (double)j;
+            tail = next;
+            k = j + 1;
+        }
+        cover = 1 - 2 * tail;
+    }
+    r.lo = c[k - 1];
+    r.hi = c[n - k];
+    if (coverage) *coverage = cover;
+    free(c);
+    return r;
+}
+
 static int64_t status_kb(const char *key) {
     FILE *f = fopen("/proc/self/status", "r");
     if (!f) return -1;
@@ -97,7 +131,32 @@ void bench_budget(const char *what, int pass, const char *value_fmt, double valu
 }
 
 void bench_budget_text(const char *what, int pass, const char *value, const char *limit) {
-    printf("BUDGET|%s|%s|%s|%s\n", what, value, limit, pass ? "PASS" : "MISS");
+    bench_budget_verdict(what, pass ? BENCH_PASS : BENCH_MISS, value, limit, NULL);
+}
+
+const char *bench_verdict_name(bench_verdict v) {
+    switch (v) {
+    case BENCH_PASS:
+        return "PASS";
+    case BENCH_MISS:
+        return "MISS";
+    case BENCH_UNSURE:
+        return "UNSURE";
+    default:
+        return "SUSPECT";
+    }
+}
+
+bench_verdict bench_judge_at_most(double lo, double hi, double limit) {
+    if (hi <= limit) return BENCH_PASS;
+    if (lo > limit) return BENCH_MISS;
+    return BENCH_UNSURE;
+}
+
+void bench_budget_verdict(const char *what, bench_verdict v, const char *value, const char *limit,
+                          const char *note) {
+    printf("BUDGET|%s|%s|%s|%s%s%s\n", what, value, limit, bench_verdict_name(v),
+           note && *note ? "|" : "", note && *note ? note : "");
     fflush(stdout);
 }
 

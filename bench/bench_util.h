@@ -23,6 +23,16 @@ double bench_median(const double *v, size_t n);
 /* The same, sorting v itself: no heap call (for use while heap calls are being counted). */
 double bench_quantile_inplace(double *v, size_t n, double q);
 
+/* A distribution-free confidence interval of the median of v[0..n): the order statistics X(k) and
+ * X(n+1-k), k the largest rank with P(Binomial(n, 1/2) < k) <= 2.5% (n = 20: ranks 6 and 15; n = 8:
+ * 1 and 8, 99%). It assumes only that the samples are independent draws of one distribution. For
+ * n < 6 no pair of ranks reaches 95%: the whole range. *coverage (when not NULL) gets the
+ * interval's true coverage (0.959 for n = 20). Sorts a copy. */
+typedef struct bench_interval {
+    double lo, mid, hi; /* mid: the median */
+} bench_interval;
+bench_interval bench_median_ci(const double *v, size_t n, double *coverage);
+
 /* ---- heap counters ---------------------------------------------------------------------------
  * Filled by __wrap_malloc/calloc/realloc/free (bench_wrap.c) for the objects linked into the
  * benchmark program itself: layerprof's core and shim, never libtorch's shared libraries. */
@@ -48,9 +58,18 @@ int64_t bench_rss_now(void);
 int64_t bench_rss_peak(void);
 
 /* ---- output ---------------------------------------------------------------------------------
- * Budget lines go to stdout as "BUDGET|<what>|<value text>|<limit text>|PASS" (or MISS); run.sh
- * lifts them into the summary at the end. A budget is reported, never enforced: exit codes do not
- * depend on timings. */
+ * Budget lines go to stdout as "BUDGET|<what>|<value text>|<limit text>|<verdict>[|<note>]";
+ * run.sh lifts them into the summary at the end. A budget is reported, never enforced: exit codes
+ * do not depend on timings. Verdicts: PASS (the whole noise interval meets the limit), MISS (none
+ * of it does), UNSURE (the interval straddles the limit, or the figure cannot be measured at this
+ * noise), SUSPECT (the figure is impossible, e.g. a profiled forward faster than the unprofiled
+ * one beyond the noise: the harness is at fault, not the code). */
+typedef enum bench_verdict { BENCH_PASS, BENCH_MISS, BENCH_UNSURE, BENCH_SUSPECT } bench_verdict;
+const char *bench_verdict_name(bench_verdict v);
+/* A "value <= limit" budget on an interval [lo, hi]. */
+bench_verdict bench_judge_at_most(double lo, double hi, double limit);
+void bench_budget_verdict(const char *what, bench_verdict v, const char *value, const char *limit,
+                          const char *note);
 void bench_budget(const char *what, int pass, const char *value_fmt, double value,
                   const char *limit);
 /* The same with the value already formatted. */

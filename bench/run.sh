@@ -6,7 +6,7 @@
 #                [--region-models a,b,...]
 #
 #   (default)  the full run, ~8 minutes on 2 cores
-#   --quick    fewer repetitions, no diagnostic rows, smaller trees: ~75 s, noisier
+#   --quick    fewer repetitions, no [shim-only] row, smaller trees: ~85 s, wider intervals
 #   --smoke    tiny repetition counts: proves the harness works (ctest bench.smoke); the numbers
 #              mean nothing
 #   --build    the CMake build directory (default: $LP_BUILD_DIR, else build-bench/ in the repo)
@@ -19,8 +19,9 @@
 #   --region-models  the models of the regions benchmark (default: nested,resnet18; the micro part
 #              opens a session on the first)
 #
-# Budgets are printed as PASS or MISS and never change the exit status; it is non-zero only when
-# a benchmark program itself failed.
+# Budgets are printed as PASS, MISS, UNSURE (the noise interval straddles the limit, or the figure
+# is not measurable at this noise) or SUSPECT (an impossible figure: the harness, not the code),
+# and never change the exit status; it is non-zero only when a benchmark program itself failed.
 set -u -o pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -45,7 +46,7 @@ while [ $# -gt 0 ]; do
     --models=*) models=${1#--models=} ;;
     --region-models) region_models=$2; shift ;;
     --region-models=*) region_models=${1#--region-models=} ;;
-    -h|--help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "run.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
     esac
     shift
@@ -127,8 +128,8 @@ echo "== Overhead per forward: CPU, batch 1, 1 thread; medians of interleaved bl
 if [ ! -x "$torch" ]; then
     echo "  skipped: lp_bench_torch was not built (no libtorch)"
 else
-    printf '  %-12s  %-7s  %-10s  %7s  %10s  %10s  %14s  %7s  %8s  %8s  %8s  %s\n' \
-        model exec setting ops/fwd base_us prof_us x_same±noise x_opt ns/op ns/op_opt \
+    printf '  %-12s  %-7s  %-10s  %7s  %10s  %10s  %14s  %12s  %8s  %8s  %8s  %s\n' \
+        model exec setting ops/fwd base_us prof_us x_same±noise x_opt±noise ns/op ns/op_opt \
         beg+end_us check
     IFS=, read -r -a model_list <<<"$models"
     for m in "${model_list[@]}"; do
@@ -220,13 +221,16 @@ run CITER "$core" iterations --max "$iter_max"
 
 echo
 echo "== Scaling: tree size (10-ary tree, one op per module; ms per step, ns per module) =="
-printf '  %7s  %7s  %9s  %9s  %9s  %9s  %9s  %6s  %6s  %6s  %6s\n' modules nodes build_ms \
-    ev1st_ms events_ms finish_ms render_ms ev1/mod ev/mod fin/mod ren/mod
+printf '  %7s  %7s  %9s  %9s  %9s  %9s  %9s  %6s  %6s  %6s  %6s  %s\n' modules nodes build_ms \
+    ev1st_ms events_ms finish_ms render_ms ev1/mod ev/mod fin/mod ren/mod reps
 run TREE "$core" treesize --max "$tree_max" --reps "$tree_reps"
 
 # ---- budgets ---------------------------------------------------------------------------------
 echo
 echo "== Budgets (reported, never enforced) =="
-awk -F'|' '{ printf "  %-4s  %-58s  %28s  (%s)\n", $5, $2, $3, $4 }' "$budgets"
-echo "  $(grep -c '|PASS$' "$budgets") PASS, $(grep -c '|MISS$' "$budgets") MISS; $(( $(date +%s) - start )) s"
+awk -F'|' '{ printf "  %-7s  %-58s  %-36s  (%s)%s\n", $5, $2, $3, $4, (NF > 5 ? "  " $6 : "") }' \
+    "$budgets"
+count() { awk -F'|' -v v="$1" '$5 == v' "$budgets" | wc -l; }
+echo "  $(count PASS) PASS, $(count MISS) MISS, $(count UNSURE) UNSURE, $(count SUSPECT) SUSPECT;" \
+    "$(( $(date +%s) - start )) s"
 exit $failed
