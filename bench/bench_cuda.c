@@ -92,7 +92,7 @@ typedef struct setting {
     lp_collector *c;
     lp_cuda_prof *prof; /* open during this setting's blocks only */
     bench_samples fwd;
-    bench_samples block_med; /* per timed round: the median forward of this setting's block */
+    bench_samples block_med;     /* per timed round: the median forward of this setting's block */
     uint64_t launches, forwards; /* CUDA records joined, forwards they came from */
     int unavailable;             /* the method could not be had here: said once, then skipped */
 } setting;
@@ -136,8 +136,7 @@ static int prof_open(setting *s) {
                               .tree = &s->tree,
                               .events = lps_cuda_built() ? &ev : NULL};
     if (lp_cuda_prof_open(&s->prof, &pc) || lp_cuda_prof_begin(s->prof)) {
-        if (!s->unavailable)
-            printf("INFO|%s: not measured here: %s\n", s->name, lp_error_last());
+        if (!s->unavailable) printf("INFO|%s: not measured here: %s\n", s->name, lp_error_last());
         s->unavailable = 1;
         lp_cuda_prof_close(s->prof);
         s->prof = NULL;
@@ -175,14 +174,15 @@ static void run_block(setting *s, int n, int record) {
             if (s->prof && lp_cuda_prof_iteration_done(s->prof, s->c)) die("iteration_done");
         }
     }
-    if (record)
-        bench_samples_add(&s->block_med, bench_median(s->fwd.v + first, s->fwd.n - first));
+    if (record) bench_samples_add(&s->block_med, bench_median(s->fwd.v + first, s->fwd.n - first));
     if (s->profiled) {
         lps_profile_end(s->m);
         uint64_t before = s->launches;
         prof_close(s);
-        if (!record) s->launches = before;
-        else s->forwards += (uint64_t)(s->timing != LP_CUDA_TIMING_OFF ? n : 0);
+        if (!record)
+            s->launches = before;
+        else
+            s->forwards += (uint64_t)(s->timing != LP_CUDA_TIMING_OFF ? n : 0);
     }
 }
 
@@ -239,9 +239,13 @@ int main(int argc, char **argv) {
         {.name = "markers", .timing = LP_CUDA_TIMING_OFF},
         {.name = "modules", .profiled = 1, .timing = LP_CUDA_TIMING_OFF},
         {.name = "cupti", .profiled = 1, .timing = LP_CUDA_TIMING_CUPTI, .tagging = "callbacks"},
-        {.name = "cupti-api", .profiled = 1, .timing = LP_CUDA_TIMING_CUPTI,
+        {.name = "cupti-api",
+         .profiled = 1,
+         .timing = LP_CUDA_TIMING_CUPTI,
          .tagging = "api-launches"},
-        {.name = "cupti-api-all", .profiled = 1, .timing = LP_CUDA_TIMING_CUPTI,
+        {.name = "cupti-api-all",
+         .profiled = 1,
+         .timing = LP_CUDA_TIMING_CUPTI,
          .tagging = "api-all"},
         {.name = "events", .profiled = 1, .timing = LP_CUDA_TIMING_EVENTS},
     };
@@ -282,8 +286,9 @@ int main(int argc, char **argv) {
         for (size_t r = 0; r < s->block_med.n && r < ss[0].block_med.n; r++)
             bench_samples_add(&ratios, s->block_med.v[r] / ss[0].block_med.v[r]);
         double x_opt = bench_median(ratios.v, ratios.n);
-        double noise = (bench_quantile(ratios.v, ratios.n, 0.75) -
-                        bench_quantile(ratios.v, ratios.n, 0.25)) / 2;
+        double noise =
+            (bench_quantile(ratios.v, ratios.n, 0.75) - bench_quantile(ratios.v, ratios.n, 0.25)) /
+            2;
         bench_samples_free(&ratios);
         double per_fwd = s->forwards ? (double)s->launches / (double)s->forwards : 0;
         char launches[32] = "-", ns_launch[32] = "-";

@@ -30,9 +30,9 @@ struct lp_cupti {
     int tagging;          /* lp_cupti_tagging */
     pthread_mutex_t lock; /* guards rec: CUPTI completes buffers on its own thread */
     lp_cuda_records rec;
-    launch_tag *tags;         /* LP_CUPTI_TAGGING_CALLBACKS: written by the launch callbacks */
-    _Atomic size_t n_tags;    /* slots taken, may pass LP_CUPTI_TAGS (then lost) */
-    uint64_t tags_lost;       /* launches the full tag buffer could not hold */
+    launch_tag *tags;      /* LP_CUPTI_TAGGING_CALLBACKS: written by the launch callbacks */
+    _Atomic size_t n_tags; /* slots taken, may pass LP_CUPTI_TAGS (then lost) */
+    uint64_t tags_lost;    /* launches the full tag buffer could not hold */
     _Atomic uint64_t push_failures; /* any thread, on failure only */
 };
 
@@ -110,8 +110,8 @@ static void cupti_load(void) {
     void *h = forced && forced[0] ? dlopen(forced, RTLD_NOW) : NULL;
     if (forced && forced[0] && !h) {
         const char *e = dlerror();
-        snprintf(g_cupti_error, sizeof g_cupti_error, "cannot load LAYERPROF_CUPTI=%s: %s",
-                 forced, e ? e : "not found");
+        snprintf(g_cupti_error, sizeof g_cupti_error, "cannot load LAYERPROF_CUPTI=%s: %s", forced,
+                 e ? e : "not found");
         return;
     }
     if (!h) h = dlopen(soname, RTLD_NOW | RTLD_NOLOAD);
@@ -266,10 +266,14 @@ static const CUpti_ActivityKind k_api_kinds[] = {CUPTI_ACTIVITY_KIND_EXTERNAL_CO
 
 const char *lp_cupti_tagging_name(int tagging) {
     switch (tagging) {
-    case LP_CUPTI_TAGGING_CALLBACKS: return "launch callbacks";
-    case LP_CUPTI_TAGGING_API_LAUNCHES: return "API records of launches";
-    case LP_CUPTI_TAGGING_API_ALL: return "API records of every call";
-    default: return "?";
+    case LP_CUPTI_TAGGING_CALLBACKS:
+        return "launch callbacks";
+    case LP_CUPTI_TAGGING_API_LAUNCHES:
+        return "API records of launches";
+    case LP_CUPTI_TAGGING_API_ALL:
+        return "API records of every call";
+    default:
+        return "?";
     }
 }
 
@@ -443,8 +447,7 @@ int lp_cupti_flush_join(lp_cupti *c, lp_cuda_sink sink, void *ctx, lp_cuda_join_
     return join_all(c, sink, ctx, stats);
 }
 
-int lp_cupti_iteration_done(lp_cupti *c, lp_cuda_sink sink, void *ctx,
-                            lp_cuda_join_stats *stats) {
+int lp_cupti_iteration_done(lp_cupti *c, lp_cuda_sink sink, void *ctx, lp_cuda_join_stats *stats) {
     /* Half full: join now (the forward synchronised, so its records are all complete), so the
      * next forwards never run out of tag slots however many iterations a run has. */
     if (!c || !c->tags || atomic_load(&c->n_tags) < LP_CUPTI_TAGS / 2) return LP_OK;

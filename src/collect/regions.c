@@ -159,8 +159,9 @@ int lp_region_paths(const lp_collector *c, char ***paths, size_t *n) {
     for (size_t i = 0; i < *n; i++) {
         const lp_region_entry *e = lp_region_get(c, (int32_t)i);
         out[i] = text;
-        int k = e->parent >= 0 ? snprintf(text, (size_t)(end - text), "%s/%s", out[e->parent], e->name)
-                               : snprintf(text, (size_t)(end - text), "%s", e->name);
+        int k = e->parent >= 0
+                    ? snprintf(text, (size_t)(end - text), "%s/%s", out[e->parent], e->name)
+                    : snprintf(text, (size_t)(end - text), "%s", e->name);
         text += k + 1;
     }
     *paths = out;

@@ -24,9 +24,8 @@ enum { FAKE_RUNTIME_KERNEL, FAKE_DRIVER_KERNEL, FAKE_RUNTIME_MEMCPY, FAKE_RUNTIM
 /* Callback ids as this fake numbers them (cuptiGetCallbackName gives their names). */
 enum { RT_GET_DEVICE = 1, RT_LAUNCH_KERNEL, RT_MEMCPY_ASYNC, RT_MEMSET_ASYNC, RT_N };
 enum { DRV_CTX_GET_CURRENT = 1, DRV_LAUNCH_KERNEL, DRV_LAUNCH_KERNEL_EX, DRV_N };
-static const char *const k_rt_names[RT_N] = {NULL, "cudaGetDevice_v3020",
-                                             "cudaLaunchKernel_v7000", "cudaMemcpyAsync_v3020",
-                                             "cudaMemsetAsync_v3020"};
+static const char *const k_rt_names[RT_N] = {NULL, "cudaGetDevice_v3020", "cudaLaunchKernel_v7000",
+                                             "cudaMemcpyAsync_v3020", "cudaMemsetAsync_v3020"};
 static const char *const k_drv_names[DRV_N] = {NULL, "cuCtxGetCurrent", "cuLaunchKernel",
                                                "cuLaunchKernelEx"};
 
