@@ -12,7 +12,7 @@ if(CAFFE2_USE_CUDA AND (C10_CUDA_LIBRARY OR TARGET c10_cuda))
     get_target_property(_lp_cuda_inc CUDA::cudart INTERFACE_INCLUDE_DIRECTORIES)
   endif()
   find_path(LP_CUDART_INCLUDE_DIR cuda_runtime_api.h
-            HINTS ${_lp_cuda_inc} ${CUDAToolkit_INCLUDE_DIRS} ${CUDA_INCLUDE_DIRS})
+            HINTS ${_lp_cuda_inc} ${LP_CUDA_INCLUDE_DIRS} ${CUDA_INCLUDE_DIRS})
   if(LP_CUDART_INCLUDE_DIR)
     set(LP_TORCH_CUDA ON)
   endif()
