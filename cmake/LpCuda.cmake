@@ -7,7 +7,8 @@
 # Without a toolkit, the headers PyPI's CUDA wheels carry do as well: torch's wheel depends on them
 # (site-packages/nvidia/cu13/include for CUDA 13; nvidia/cuda_cupti/include, nvidia/nvtx/include,
 # ... for CUDA 12), found beside each CMAKE_PREFIX_PATH entry (scripts/build.sh passes torch's
-# folder). So CI, which has no GPU and no toolkit, compiles every CUDA path of the core.
+# folder). So a machine with no toolkit still compiles every CUDA path of the core (the wheel's
+# own CMake files, though, want a toolkit to link a CUDA libtorch: CI's machines have one).
 # Found either way, the CUDA facts live in LP_CUDA_* variables: the CUDAToolkit_* ones are left
 # to FindCUDAToolkit, which libtorch's own CMake files call again after this.
 set(LP_HAVE_CUPTI OFF)
