@@ -367,28 +367,11 @@ static uint64_t warm_up(bench_model *bm, int n) {
 
 /* The memory+events budget per op, in ns. */
 static const double k_ns_op_budget = 400;
-/* What no in-process figure can show: the same code's ratios differ between processes by about
- * this much (the README's repeated lstm_cell runs: x_opt 1.045-1.055), from each process's own
- * memory layout of the two model copies. Every ratio's interval is at least this wide each side. */
-static double g_floor = 0.005;
-
-/* The 95% interval of the median per-round ratio of v's block medians over ref's, widened each
- * side by `widen` (the [A/A] spread) or g_floor, whichever is larger; widen < 0: not at all. */
+/* The 95% interval of the median per-round ratio of v's block medians over ref's, widened by
+ * `widen` or BENCH_RATIO_FLOOR (bench_ratio_interval). */
 static bench_interval ratio_interval(const variant *v, const variant *ref, double widen,
                                      double *cover) {
-    bench_samples r = {0};
-    for (size_t i = 0; i < v->block_med.n && i < ref->block_med.n; i++)
-        bench_samples_add(&r, v->block_med.v[i] / ref->block_med.v[i]);
-    bench_interval ci = bench_median_ci(r.v, r.n, cover);
-    bench_samples_free(&r);
-    double w = widen < 0 ? 0 : widen > g_floor ? widen : g_floor;
-    ci.lo -= w * ci.mid;
-    ci.hi += w * ci.mid;
-    return ci;
-}
-
-static double half_width(bench_interval i) {
-    return i.hi - i.mid > i.mid - i.lo ? i.hi - i.mid : i.mid - i.lo;
+    return bench_ratio_interval(&v->block_med, &ref->block_med, widen, cover);
 }
 
 /* "margin +0.038 = 4.1x the noise ±0.009": the distance to the limit against the interval's
@@ -482,7 +465,7 @@ static int cmd_overhead(const char *path, const char *exec, const char *name, do
     uint64_t ops = k.ops;
     /* The harness's own spread: how far the [A/A] setting, the baseline against itself on another
      * thread, strays from 1.000 anywhere in its interval. Every ratio's interval is widened by it
-     * (and by at least g_floor, what the A/A cannot see: see ratio_interval). */
+     * (and by at least BENCH_RATIO_FLOOR, what the A/A cannot see: see ratio_interval). */
     double aa_dev = 0;
     for (size_t i = 1; i < nv; i++)
         if (!strcmp(vs[i].name, "[A/A]")) {
@@ -495,7 +478,7 @@ static int cmd_overhead(const char *path, const char *exec, const char *name, do
         char xo[32] = "-";
         if (ref) {
             bench_interval o = ratio_interval(&vs[0], ref, aa_dev, NULL);
-            snprintf(xo, sizeof xo, "%.3f±%.3f", o.mid, half_width(o));
+            snprintf(xo, sizeof xo, "%.3f±%.3f", o.mid, bench_half_width(o));
         }
         printf("ROW|%-12s|%-7s|%-10s|%7s|%10.1f|%10s|%14s|%12s|%8s|%8s|%8s|%s\n", name, exec,
                "baseline", "-", base / 1e3, "-", "-", xo, "-", "-", "-", "-");
@@ -527,8 +510,8 @@ static int cmd_overhead(const char *path, const char *exec, const char *name, do
         if (v->c) check_text(v, v->hot_allocs, check, sizeof check);
         if (suspect) snprintf(check + strlen(check), sizeof check - strlen(check), " SUSPECT");
         char xs[32], xo[32] = "-", nss[16] = "-", nso[16] = "-";
-        snprintf(xs, sizeof xs, "%.3f±%.3f", xs_i.mid, half_width(xs_i));
-        if (ref && v != ref) snprintf(xo, sizeof xo, "%.3f±%.3f", xo_i.mid, half_width(xo_i));
+        snprintf(xs, sizeof xs, "%.3f±%.3f", xs_i.mid, bench_half_width(xs_i));
+        if (ref && v != ref) snprintf(xo, sizeof xo, "%.3f±%.3f", xo_i.mid, bench_half_width(xo_i));
         if (ns_measurable) {
             snprintf(nss, sizeof nss, "%.0f", ns_op);
             if (ref) snprintf(nso, sizeof nso, "%.0f", ns_op_opt);
@@ -551,7 +534,7 @@ static int cmd_overhead(const char *path, const char *exec, const char *name, do
             snprintf(what, sizeof what, "%s %s modules only, x optimised", name, exec);
             bench_verdict vd =
                 suspect ? BENCH_SUSPECT : bench_judge_at_most(xo_i.lo, xo_i.hi, 1.05);
-            margin_note(note, sizeof note, 1.05 - xo_i.mid, half_width(xo_i), "");
+            margin_note(note, sizeof note, 1.05 - xo_i.mid, bench_half_width(xo_i), "");
             bench_budget_verdict(what, vd, text, "<= 1.05x", suspect ? suspect_note : note);
         }
         if (!strcmp(v->name, "mem+events") && ref && !op_bound) {
@@ -559,7 +542,7 @@ static int cmd_overhead(const char *path, const char *exec, const char *name, do
             snprintf(what, sizeof what, "%s %s memory+events, x optimised", name, exec);
             bench_verdict vd =
                 suspect ? BENCH_SUSPECT : bench_judge_at_most(xo_i.lo, xo_i.hi, 1.10);
-            margin_note(note, sizeof note, 1.10 - xo_i.mid, half_width(xo_i), "");
+            margin_note(note, sizeof note, 1.10 - xo_i.mid, bench_half_width(xo_i), "");
             bench_budget_verdict(what, vd, text, "<= 1.10x", suspect ? suspect_note : note);
         }
         if (!strcmp(v->name, "mem+events") && op_bound) {
@@ -582,7 +565,7 @@ static int cmd_overhead(const char *path, const char *exec, const char *name, do
     bench_median_ci(vs[0].block_med.v, vs[0].block_med.n, &cover);
     printf("INFO|%s %s: each ± is the %.1f%% order-statistic interval of the median per-round "
            "ratio (%d rounds), widened each side by the [A/A] spread %.3f (at least %.3f)\n",
-           name, exec, cover * 100, rounds, aa_dev, g_floor);
+           name, exec, cover * 100, rounds, aa_dev, BENCH_RATIO_FLOOR);
     if (nv > 1) {
         double other_base = bench_median(vs[0].fwd_other.v, vs[0].fwd_other.n);
         printf("INFO|%s %s, %s clock: baseline %.1f us", name, exec, g_cpu_clock ? "wall" : "CPU",

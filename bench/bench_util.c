@@ -147,6 +147,23 @@ const char *bench_verdict_name(bench_verdict v) {
     }
 }
 
+bench_interval bench_ratio_interval(const bench_samples *num, const bench_samples *den,
+                                    double widen, double *coverage) {
+    bench_samples r = {0};
+    for (size_t i = 0; i < num->n && i < den->n; i++)
+        bench_samples_add(&r, num->v[i] / den->v[i]);
+    bench_interval ci = bench_median_ci(r.v, r.n, coverage);
+    bench_samples_free(&r);
+    double w = widen < 0 ? 0 : widen > BENCH_RATIO_FLOOR ? widen : BENCH_RATIO_FLOOR;
+    ci.lo -= w * ci.mid;
+    ci.hi += w * ci.mid;
+    return ci;
+}
+
+double bench_half_width(bench_interval i) {
+    return i.hi - i.mid > i.mid - i.lo ? i.hi - i.mid : i.mid - i.lo;
+}
+
 bench_verdict bench_judge_at_most(double lo, double hi, double limit) {
     if (hi <= limit) return BENCH_PASS;
     if (lo > limit) return BENCH_MISS;

@@ -33,6 +33,19 @@ typedef struct bench_interval {
 } bench_interval;
 bench_interval bench_median_ci(const double *v, size_t n, double *coverage);
 
+/* What no in-process figure can show: the same code's ratios differ between processes by about
+ * this much (bench/README.md's repeated lstm_cell runs: x_opt 1.045-1.055), from each process's
+ * own memory layout of the two model copies. Every ratio's interval is at least this wide each
+ * side. */
+#define BENCH_RATIO_FLOOR 0.005
+/* The interval of the median per-round ratio num[r] / den[r] (each a block median of round r),
+ * bench_median_ci's, widened each side by `widen` (the [A/A] spread) or BENCH_RATIO_FLOOR,
+ * whichever is larger, times the median; widen < 0: not widened at all. */
+bench_interval bench_ratio_interval(const bench_samples *num, const bench_samples *den,
+                                    double widen, double *coverage);
+/* The larger half of an interval. */
+double bench_half_width(bench_interval i);
+
 /* ---- heap counters ---------------------------------------------------------------------------
  * Filled by __wrap_malloc/calloc/realloc/free (bench_wrap.c) for the objects linked into the
  * benchmark program itself: layerprof's core and shim, never libtorch's shared libraries. */
