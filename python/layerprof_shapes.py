@@ -184,10 +184,8 @@ def input_constraints(model, ep, example_args, dynamic_shapes):
     symbols = {}
     for sym, name in names.items():
         vr = ep.range_constraints.get(sym)
-        lo = hi = None
-        if vr is not None:
-            lo = int(vr.lower) if vr.lower.is_finite else None
-            hi = int(vr.upper) if vr.upper.is_finite else None
+        lo = _bound(vr.lower) if vr is not None else None
+        hi = _bound(vr.upper) if vr is not None else None
         symbols[name] = {"min": lo if lo is not None else 0, "max": hi}
     dims = []
     for node in user:
@@ -195,6 +193,15 @@ def input_constraints(model, ep, example_args, dynamic_shapes):
         dims.append([printer(_expr(s)) for s in val.shape] if isinstance(val, torch.Tensor)
                     else [])
     return symbols, dims, printer, binding
+
+
+def _bound(x):
+    """A range's end as an int, None for an unbounded one (torch's int_oo, sympy's oo)."""
+    try:
+        return int(x) if getattr(x, "is_number", True) and str(x).lstrip("-") not in (
+            "oo", "int_oo") else None
+    except (TypeError, ValueError, OverflowError, AttributeError):
+        return None
 
 
 def _flatten(v):
