@@ -18,8 +18,13 @@ What it does (docs/pt2.md says why each step is needed):
    layerprof times) and trace.provenance_tracking_level = 1 (the package then holds
    data/aotinductor/model/kernel_information.json: each kernel's pre-grad nodes).
 3. It writes data/layerprof/modules.json into the package: the model's modules (path, class,
-   calls per forward, parameters), each kernel in the order the package runs them with the
-   module it is placed in and the modules it fused, and the example inputs.
+   calls per forward, parameters, FLOPs per forward and each call's output shape, worked out from
+   the exported graph by layerprof_shapes.py), each kernel in the order the package runs them
+   with the module it is placed in and the modules it fused, the example inputs, and the inputs'
+   constraints: each dim fixed, or a symbol with its range (dynamic_shapes).
+
+Dynamic shapes: export_pt2(..., dynamic_shapes=...) passes torch.export's dynamic_shapes through;
+the command line says it with --dynamic INPUT:DIM=MIN..MAX[:NAME] (docs/pt2.md).
 
 Placement rule: a kernel whose nodes all come from one module belongs to that module; a kernel
 that fused nodes of several modules belongs to their lowest common ancestor, and lists the
@@ -34,9 +39,12 @@ import re
 import sys
 import zipfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import layerprof_shapes  # noqa: E402
+
 MAP_RECORD = "data/layerprof/modules.json"
 MAP_FORMAT = "layerprof-pt2-map"
-MAP_VERSION = 1
+MAP_VERSION = 2  # 2: input constraints, FLOPs and output shapes
 
 _DTYPES = {  # torch dtype -> layerprof's input spec name
     "torch.float32": "float32", "torch.float64": "float64", "torch.float16": "float16",
@@ -137,7 +145,13 @@ def _input_specs(torch, args):
             if dtype is None:
                 raise ValueError(f"layerprof_export: input dtype {v.dtype} has no input spec")
             shape = "x".join(str(d) for d in v.shape) if v.dim() else "scalar"
-            flat.append(shape if dtype == "float32" else f"{shape}:{dtype}")
+            spec = shape if dtype == "float32" else f"{shape}:{dtype}"
+            if not v.is_floating_point() and dtype != "bool" and v.numel():
+                # Integers need a range to be drawn from (indices into an embedding): the
+                # example's own (LO..HI excludes HI, as torch.randint), so that the default run
+                # stays valid.
+                spec += f":{int(v.min())}..{int(v.max()) + 1}"
+            flat.append(spec)
         elif isinstance(v, (list, tuple)):
             for e in v:
                 walk(e)
@@ -151,10 +165,12 @@ def _input_specs(torch, args):
     return flat
 
 
-def build_map(model, ep, kernel_info, example_args):
+def build_map(model, ep, kernel_info, example_args, dynamic_shapes=None):
     """The layerprof map of a compiled model (see the module docstring)."""
     torch = _torch()
     innermost, stack_calls = _node_modules(ep)
+    symbols, input_dims, printer, binding = layerprof_shapes.input_constraints(
+        model, ep, example_args, dynamic_shapes)
     # A module held under two paths (a shared submodule) is one module: named_modules() lists it
     # under its first path, and the export names each call by the path it was reached through.
     first, alias = {}, {}
@@ -167,21 +183,25 @@ def build_map(model, ep, kernel_info, example_args):
         calls[path] = calls.get(path, 0) + 1
     calls[""] = 1
     sizes = _module_sizes(model)
+    known = {path for path, _ in model.named_modules()}
+    flops, no_formula = layerprof_shapes.module_flops(ep, {
+        node: _known_path(path, known) for node, path in innermost.items()})
+    out_shapes = layerprof_shapes.module_out_shapes(model, example_args, ep, alias, printer,
+                                                    binding, bool(symbols))
     modules = []
     for path, mod in model.named_modules():
         sp, tp, sb, tb = sizes[path]
         has_forward = type(mod).forward is not torch.nn.Module.forward  # ModuleList: none
         modules.append({"path": path, "class": type(mod).__name__, "calls": calls.get(path, 0),
                         "has_forward": has_forward,
-                        "self_params": sp, "params": tp, "self_bytes": sb, "bytes": tb})
-    known = {m["path"] for m in modules}
+                        "self_params": sp, "params": tp, "self_bytes": sb, "bytes": tb,
+                        "flops": _written(printer, flops.get(path, 0)),
+                        "out_shapes": out_shapes.get(path, [])})
     kernels = []
     for handle, name, value in _kernel_order(kernel_info):
         paths = []
         for node in value.get("pre_grad_nodes") or []:
-            p = innermost.get(node, "")
-            while p and p not in known:  # a path named_modules() lists under another name
-                p = p.rpartition(".")[0]
+            p = _known_path(innermost.get(node, ""), known)
             if p not in paths:
                 paths.append(p)
         if not paths:
@@ -189,7 +209,24 @@ def build_map(model, ep, kernel_info, example_args):
         kernels.append({"name": name, "handle": handle, "module": _lca(paths),
                         "fused": sorted(paths) if len(paths) > 1 else []})
     return {"format": MAP_FORMAT, "version": MAP_VERSION, "torch": torch.__version__,
-            "inputs": _input_specs(torch, example_args), "modules": modules, "kernels": kernels}
+            "inputs": _input_specs(torch, example_args), "input_dims": input_dims,
+            "symbols": symbols, "no_formula": no_formula, "modules": modules, "kernels": kernels}
+
+
+def _known_path(p, known):
+    """The module path named_modules() lists for a node's path (its nearest listed ancestor)."""
+    while p and p not in known:
+        p = p.rpartition(".")[0]
+    return p
+
+
+def _written(printer, e):
+    """A figure as the map writes it: an int, an expression in the symbols, or None when the
+    expression has what the shim's grammar cannot say."""
+    try:
+        return printer(e)
+    except ValueError:
+        return None
 
 
 def _archive_prefix(zf):
@@ -200,9 +237,11 @@ def _archive_prefix(zf):
     return None
 
 
-def export_pt2(model, example_args, path, torchscript=False):
+def export_pt2(model, example_args, path, torchscript=False, dynamic_shapes=None):
     """Compiles `model` with `example_args` (a tuple, as torch.export takes them) to the
-    AOTInductor package `path`, with layerprof's module map in it. With `torchscript`, also
+    AOTInductor package `path`, with layerprof's module map in it. `dynamic_shapes` is
+    torch.export's: the dims it makes dynamic may take any size in their range when layerprof
+    runs the package (the example inputs stay its default inputs). With `torchscript`, also
     writes the same model as TorchScript beside it (path with .pt), for `layerprof diff`.
     Returns the package path."""
     torch = _torch()
@@ -210,7 +249,7 @@ def export_pt2(model, example_args, path, torchscript=False):
         raise TypeError("layerprof_export: example_args must be a tuple, as torch.export takes")
     model = model.eval()
     with torch.no_grad():
-        ep = torch.export.export(model, example_args)
+        ep = torch.export.export(model, example_args, dynamic_shapes=dynamic_shapes)
         configs = {"cpp.enable_kernel_profile": True, "trace.provenance_tracking_level": 1}
         pkg = torch._inductor.aoti_compile_and_package(ep, package_path=path,
                                                        inductor_configs=configs)
@@ -220,7 +259,7 @@ def export_pt2(model, example_args, path, torchscript=False):
             raise RuntimeError("layerprof_export: the package has no kernel_information.json: "
                                "this torch does not record kernel provenance")
         info = json.loads(zf.read(prefix + "data/aotinductor/model/kernel_information.json"))
-    lp_map = build_map(model, ep, info, example_args)
+    lp_map = build_map(model, ep, info, example_args, dynamic_shapes)
     with zipfile.ZipFile(pkg, "a", compression=zipfile.ZIP_STORED) as zf:
         zf.writestr(prefix + MAP_RECORD, json.dumps(lp_map, indent=1))
     if torchscript:
@@ -246,6 +285,35 @@ def _parse_shape(spec, torch):
     return torch.zeros(dims, dtype=dt)
 
 
+def parse_dynamic(specs, n_inputs, torch):
+    """--dynamic INPUT:DIM=MIN..MAX[:NAME] (MIN or MAX may be left out) -> torch.export's
+    dynamic_shapes, one dict per input. Dims given one NAME are one symbol: they must have equal
+    sizes in every run."""
+    if not specs:
+        return None
+    shapes = [None] * n_inputs
+    dims = {}
+    for spec in specs:
+        m = re.fullmatch(r"(\d+):(\d+)=(\d*)\.\.(\d*)(?::([A-Za-z_]\w*))?", spec)
+        if not m:
+            raise SystemExit(f"layerprof_export: --dynamic {spec}: expected "
+                             "INPUT:DIM=MIN..MAX[:NAME], e.g. 0:1=2..512:seq")
+        i, d = int(m[1]), int(m[2])
+        if i >= n_inputs:
+            raise SystemExit(f"layerprof_export: --dynamic {spec}: there are {n_inputs} inputs")
+        lo = int(m[3]) if m[3] else None
+        hi = int(m[4]) if m[4] else None
+        name = m[5] or f"input{i}_dim{d}"
+        kw = {k: v for k, v in (("min", lo), ("max", hi)) if v is not None}
+        if name in dims and dims[name][1] != kw:
+            raise SystemExit(f"layerprof_export: --dynamic {spec}: {name} was given another range")
+        if name not in dims:
+            dims[name] = (torch.export.Dim(name, **kw), kw)
+        shapes[i] = shapes[i] or {}
+        shapes[i][d] = dims[name][0]
+    return tuple(shapes)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(
         description="Export a model to an AOTInductor .pt2 package layerprof can profile.")
@@ -256,6 +324,9 @@ def main(argv=None):
     ap.add_argument("-o", "--output", required=True, help="the .pt2 to write")
     ap.add_argument("--torchscript", action="store_true",
                     help="also write the TorchScript .pt of the same model beside it")
+    ap.add_argument("--dynamic", action="append", metavar="INPUT:DIM=MIN..MAX[:NAME]",
+                    help="make dimension DIM of input INPUT dynamic, from MIN to MAX (either may "
+                    "be left out); dims with one NAME share one size (e.g. 0:0=1..64:batch)")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
     torch = _torch()
@@ -267,7 +338,9 @@ def main(argv=None):
     torch.manual_seed(args.seed)
     model = factory()
     example = tuple(_parse_shape(s, torch) for s in args.input)
-    pkg = export_pt2(model, example, args.output, torchscript=args.torchscript)
+    dynamic = parse_dynamic(args.dynamic, len(example), torch)
+    pkg = export_pt2(model, example, args.output, torchscript=args.torchscript,
+                     dynamic_shapes=dynamic)
     print(f"layerprof_export: wrote {pkg}")
     return 0
 

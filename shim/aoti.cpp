@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "base/clock.h"
+#include "pt2_shapes.hpp"
 
 #if TORCH_VERSION_MAJOR >= 2
 #include <c10/core/InferenceMode.h>
@@ -42,6 +43,7 @@ struct Pt2 {
     std::vector<Kernel> kernels;
     std::vector<uint64_t> calls;     // per module: calls per forward, from the export
     std::vector<std::string> inputs; // the example inputs' specs ("1x3x224x224", "4:int64")
+    Pt2Shapes shapes; // the inputs' constraints, the FLOPs and output shapes (pt2_shapes.cpp)
     bool has_map = false;
     uint64_t unplaced = 0; // kernel calls that did not follow the map's order (under the root)
 };
@@ -61,6 +63,7 @@ using lps::Pt2;
 
 constexpr const char k_map_record[] = "data/layerprof/modules.json";
 constexpr const char k_map_format[] = "layerprof-pt2-map";
+constexpr int k_map_version = 2; // python/layerprof_export.py's MAP_VERSION
 
 // The active profiled package (one profiled model per process, as hooks.cpp's g_active).
 std::atomic<lps_model *> g_pt2{nullptr};
@@ -180,12 +183,12 @@ int parse_map(lps_model *m, const std::string &text, const char *path) {
     json_t *mods = json_object_get(root, "modules"), *kers = json_object_get(root, "kernels");
     if (std::strcmp(str_of(root, "format"), k_map_format) != 0 || !json_is_array(mods) ||
         !json_is_array(kers) || json_array_size(mods) == 0 ||
-        json_integer_value(json_object_get(root, "version")) != 1) {
+        json_integer_value(json_object_get(root, "version")) != k_map_version) {
         return lp_error_set(LP_ERR_MODEL,
                             "'%s': layerprof's module map is not one this layerprof reads (format "
-                            "%s version 1); export the package again with "
+                            "%s version %d); export the package again with "
                             "python/layerprof_export.py",
-                            path, k_map_format);
+                            path, k_map_format, k_map_version);
     }
     Pt2 &p = *m->pt2;
     size_t i;
@@ -243,7 +246,7 @@ int parse_map(lps_model *m, const std::string &text, const char *path) {
     for (const auto &s : p.inputs)
         m->default_inputs += s + "\n";
     m->has_default_inputs = !p.inputs.empty();
-    return LP_OK;
+    return lps::pt2_shapes_read(p.shapes, root, mods, p.inputs, path);
 }
 
 // "1x3x224x224", "4:int64": a tensor as the map writes the example inputs.
@@ -256,6 +259,25 @@ std::string spec_of(const at::Tensor &t) {
         if (lps::scalar_type(static_cast<lp_dtype>(d)) == t.scalar_type())
             return d == LP_DTYPE_FLOAT32 ? s : s + ":" + lp_dtype_name(static_cast<lp_dtype>(d));
     return s + ":" + c10::toString(t.scalar_type());
+}
+
+// The package's input check (pt2_shapes.cpp): "" when `args` fit its constraints.
+std::string check_inputs(Pt2 &p, const std::vector<at::Tensor> &args) {
+    std::vector<lps::InputDesc> desc;
+    for (const auto &t : args) {
+        std::string spec = spec_of(t);
+        size_t colon = spec.find(':');
+        desc.push_back({t.sizes().data(), t.sizes().size(),
+                        colon == std::string::npos ? "float32" : spec.substr(colon + 1)});
+    }
+    return lps::pt2_shapes_check(p.shapes, desc);
+}
+
+std::vector<at::Tensor> package_args(lps_inputs *in) {
+    std::vector<at::Tensor> args; // a package takes tensors: the example's, flattened
+    for (const auto &v : in->values)
+        lps::for_each_tensor(v, [&](const at::Tensor &t) { args.push_back(t); });
+    return args;
 }
 
 #endif // TORCH_VERSION_MAJOR >= 2
@@ -306,24 +328,12 @@ int pt2_load(lps_model *m, const char *path) {
 
 c10::IValue pt2_forward(lps_model *m, lps_inputs *in) {
     Pt2 &p = *m->pt2;
-    std::vector<at::Tensor> args; // a package takes tensors: the example's, flattened
-    for (const auto &v : in->values)
-        for_each_tensor(v, [&](const at::Tensor &t) { args.push_back(t); });
+    std::vector<at::Tensor> args = package_args(in);
     if (p.has_map) {
-        // AOTInductor specialises the kernels to the example shapes and does not check them.
-        bool same = args.size() == p.inputs.size();
-        for (size_t i = 0; same && i < args.size(); i++)
-            same = spec_of(args[i]) == p.inputs[i];
-        if (!same) {
-            std::string given, expected;
-            for (const auto &t : args)
-                given += (given.empty() ? "" : ", ") + spec_of(t);
-            for (const auto &s : p.inputs)
-                expected += (expected.empty() ? "" : ", ") + s;
-            throw std::runtime_error("the package was compiled for inputs " + expected +
-                                     " (AOTInductor fixes shapes and dtypes at export), not " +
-                                     (given.empty() ? std::string("none") : given));
-        }
+        // AOTInductor does not check its inputs: a shape it was not compiled for reads past its
+        // buffers. lps_inputs_create checked them already; this binds the shapes' symbols.
+        std::string why = check_inputs(p, args);
+        if (!why.empty()) throw std::runtime_error(why);
     }
     c10::InferenceMode guard;
     begin_forward(m);
@@ -350,12 +360,21 @@ c10::IValue pt2_forward(lps_model *m, lps_inputs *in) {
         if (m->sink.add_calls)
             for (size_t i = 1; i < p.calls.size(); i++)
                 if (p.calls[i]) m->sink.add_calls(m->sink.ctx, static_cast<int32_t>(i), p.calls[i]);
+        if (p.has_map)
+            pt2_shapes_deliver(p.shapes, m->sink, (m->hooks & LPS_HOOK_FLOPS) != 0,
+                               m->mark_outputs);
         t_wanted = m->sink.call_exit(m->sink.ctx, t1) != 0;
     }
     c10::List<at::Tensor> list;
     for (auto &t : out)
         list.push_back(std::move(t));
     return c10::IValue(list);
+}
+
+int pt2_check_inputs(lps_model *m, lps_inputs *in) {
+    if (!m->pt2 || !m->pt2->has_map) return LP_OK;
+    std::string why = check_inputs(*m->pt2, package_args(in));
+    return why.empty() ? LP_OK : lp_error_set(LP_ERR_INVALID, "%s", why.c_str());
 }
 
 void pt2_profile_begin(lps_model *m) {
@@ -381,6 +400,10 @@ int pt2_load(lps_model *, const char *path) {
 
 c10::IValue pt2_forward(lps_model *, lps_inputs *) {
     throw std::runtime_error("AOTInductor packages need libtorch 2.x");
+}
+
+int pt2_check_inputs(lps_model *, lps_inputs *) {
+    return LP_OK;
 }
 
 void pt2_profile_begin(lps_model *) {}

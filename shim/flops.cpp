@@ -40,7 +40,8 @@ struct Entry {
     Formula formula;
 };
 
-// Operator names as RecordFunction gives them. Anything else is unknown.
+// Operator names as RecordFunction gives them. Anything else is unknown. python/layerprof_shapes.py
+// has the same table for AOTInductor packages (integration.pt2 compares the two's figures).
 const Entry k_table[] = {
     {"aten::conv1d", Formula::conv},
     {"aten::conv2d", Formula::conv},
@@ -125,6 +126,7 @@ const Entry k_table[] = {
     {"aten::reshape", Formula::zero},
     {"aten::_reshape_alias", Formula::zero},
     {"aten::flatten", Formula::zero},
+    {"aten::unflatten", Formula::zero},
     {"aten::contiguous", Formula::zero},
     {"aten::size", Formula::zero},
     {"aten::t", Formula::zero},

@@ -344,6 +344,7 @@ int lps_inputs_create(lps_model *m, const lp_input_spec *specs, size_t n, uint64
             if (rc) return rc;
             in->values.push_back(std::move(v));
         }
+        if (int rc = lps::pt2_check_inputs(m, in.get())) return rc;
         *out = in.release();
         return LP_OK;
     });

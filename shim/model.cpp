@@ -226,6 +226,7 @@ int lps_model_load(const char *path, const char *device, int exec, lps_model **o
         auto m = std::make_unique<lps_model>();
         if (lps::is_pt2_path(path)) { // an AOTInductor package (aoti.cpp)
             m->device = dev;
+            m->mark_outputs = (exec & LPS_EXEC_OUTPUTS) != 0; // the out_shape column asked for
             int prc = lps::pt2_load(m.get(), path);
             if (prc) return prc;
             *out = m.release();

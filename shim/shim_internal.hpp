@@ -212,6 +212,9 @@ std::string example_inputs(const c10::FunctionSchema &schema);
 bool is_pt2_path(const char *path) noexcept;
 int pt2_load(lps_model *m, const char *path);
 c10::IValue pt2_forward(lps_model *m, lps_inputs *in);
+// The package's input check (its map's constraints), for lps_inputs_create: LP_ERR_INVALID
+// with the message naming the input, the dimension and the range it must be in.
+int pt2_check_inputs(lps_model *m, lps_inputs *in);
 void pt2_profile_begin(lps_model *m);
 void pt2_profile_end(lps_model *m) noexcept;
 

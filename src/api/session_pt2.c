@@ -18,10 +18,11 @@ void session_add_pt2_notes(lp_session *s, const lps_pt2_info *pt2) {
         session_add_note(s, "%s",
                          "note: --mode does not apply to an AOTInductor package: it runs as "
                          "compiled");
-    if (lp_columns_any(s->opts.columns, s->opts.n_columns, LP_NEED_FLOPS | LP_NEED_OUT_SHAPE, 0))
+    if (!pt2->has_map &&
+        lp_columns_any(s->opts.columns, s->opts.n_columns, LP_NEED_FLOPS | LP_NEED_OUT_SHAPE, 0))
         session_add_note(s, "%s",
-                         "note: FLOPs and out_shape are not recorded for AOTInductor packages: "
-                         "those columns stay blank");
+                         "note: FLOPs and out_shape come from layerprof's module map, which this "
+                         "package has not: those columns stay blank");
     if (s->opts.memory)
         session_add_note(s, "%s",
                          "note: AOTInductor allocates its buffers in the package's wrapper, "

@@ -88,6 +88,10 @@ void lp_ev_flops_unknown(lp_collector *c, const char *name);
  * arrives as method frames). Counted when the module is measured; no time, no per-call figures.
  * On the thread that runs the forward, while its root call is open. */
 void lp_ev_add_calls(lp_collector *c, int32_t module, uint64_t n);
+/* The same for what such a package's export worked out: `flops` of `module`'s own ops in this
+ * forward (cfg.flops), and the output shape of one of its calls (cfg.out_shape). */
+void lp_ev_add_flops(lp_collector *c, int32_t module, uint64_t flops);
+void lp_ev_add_out_shape(lp_collector *c, int32_t module, const int64_t *dims, int rank);
 /* The output shape of the module call about to exit (the innermost, which must be measured). */
 void lp_ev_out_shape(lp_collector *c, const int64_t *dims, int rank);
 /* The ops without a formula seen so far (after lp_collector_finish), at most `max` in `names`;

@@ -315,11 +315,27 @@ lp_tree *lp_collector_tree(lp_collector *c) {
 }
 
 /* Once per forward and module of an AOTInductor package: not the per-op hot path. */
-void lp_ev_add_calls(lp_collector *c, int32_t module, uint64_t n) {
+/* The thread's figures of `module` when it is measured (it or an ancestor selected), else NULL. */
+static lp_figures *package_module(lp_collector *c, int32_t module) {
     lp_thread_state *ts = lp_collector_thread(c);
-    if (!ts || module < 0 || (size_t)module >= c->tree->n_nodes) return;
+    if (!ts || module < 0 || (size_t)module >= c->tree->n_nodes) return NULL;
     int measured = 0;
     for (int32_t m = module; m >= 0 && !measured; m = c->tree->nodes[m].parent)
         measured = c->measured_root[m];
-    if (measured) ts->mods[module].calls += n;
+    return measured ? &ts->mods[module] : NULL;
+}
+
+void lp_ev_add_calls(lp_collector *c, int32_t module, uint64_t n) {
+    lp_figures *f = package_module(c, module);
+    if (f) f->calls += n;
+}
+
+void lp_ev_add_flops(lp_collector *c, int32_t module, uint64_t flops) {
+    lp_figures *f = c->cfg.flops ? package_module(c, module) : NULL;
+    if (f) f->flops_self += flops;
+}
+
+void lp_ev_add_out_shape(lp_collector *c, int32_t module, const int64_t *dims, int rank) {
+    lp_figures *f = c->cfg.out_shape ? package_module(c, module) : NULL;
+    if (f) lp_out_shape_add(&f->out, dims, rank);
 }

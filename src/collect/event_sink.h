@@ -42,6 +42,11 @@ typedef struct lp_event_sink {
      * export recorded; the package's kernels carry no module boundaries), before the root's
      * call_exit, on the driving thread. */
     void (*add_calls)(void *ctx, int32_t module, uint64_t n);
+    /* AOTInductor packages, the same way: the FLOPs of `module`'s own ops in that forward, and
+     * the output shape of one of its calls, as the export worked them out for this forward's
+     * input shapes (the kernels carry neither). `dims` is valid during the call. */
+    void (*add_flops)(void *ctx, int32_t module, uint64_t flops);
+    void (*add_out_shape)(void *ctx, int32_t module, const int64_t *dims, int rank);
 } lp_event_sink;
 
 #ifdef __cplusplus

@@ -45,6 +45,14 @@ static void add_calls(void *c, int32_t module, uint64_t n) {
     lp_ev_add_calls(c, module, n);
 }
 
+static void add_flops(void *c, int32_t module, uint64_t flops) {
+    lp_ev_add_flops(c, module, flops);
+}
+
+static void add_out_shape(void *c, int32_t module, const int64_t *dims, int rank) {
+    lp_ev_add_out_shape(c, module, dims, rank);
+}
+
 void lp_collector_sink(lp_collector *c, lp_event_sink *out) {
     *out = (lp_event_sink){.ctx = c,
                            .call_enter = call_enter,
@@ -56,5 +64,7 @@ void lp_collector_sink(lp_collector *c, lp_event_sink *out) {
                            .flops = flops,
                            .flops_unknown = flops_unknown,
                            .out_shape = out_shape,
-                           .add_calls = add_calls};
+                           .add_calls = add_calls,
+                           .add_flops = add_flops,
+                           .add_out_shape = add_out_shape};
 }

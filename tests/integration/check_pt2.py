@@ -13,9 +13,18 @@ PT2_DIR holds what pt2_models.py exported. For every model package (JSON report,
     of its own exactly when the package's map places kernels in it; each of resnet18's Conv2d
     layers has a kernel of its own.
 Then the CLI's answers to what users get wrong: a package without layerprof's map (every kernel in
-the root, with a note saying how to export), a corrupt and a truncated package, inputs the package
-was not compiled for (clear errors, exit 1, never a crash), and `layerprof diff` of the TorchScript
-and the .pt2 reports of the same model.
+the root, with a note saying how to export), a corrupt and a truncated package, and a map of
+another version (clear errors, exit 1, never a crash), inputs the package was not compiled for
+(exit 2, naming the input, the dimension and what the package allows), and `layerprof diff` of
+the TorchScript and the .pt2 reports of the same model.
+
+The figures the export worked out (FLOPs, out_shape): each module's FLOPs and output shape in
+resnet18.pt2 equal resnet18.pt's (one model, the TorchScript path's op-by-op FLOPs at run time);
+conv1 is 2*64*3*7*7*112*112 and the whole model 3.64 GFLOPs.
+
+Dynamic shapes (transformer_dyn.pt2: batch 1..64, sequence 2..512): the checks above at two
+batch sizes and two sequence lengths (one pair the example, run as the default inputs), FLOPs and output shapes equal the TorchScript file's at each
+shape, and a size outside a range exits 2 with the range in the message.
 """
 
 import json
@@ -42,8 +51,11 @@ def run(args):
     return p.returncode, p.stdout + p.stderr
 
 
-def report(lp, model, tmp, extra=()):
-    out = os.path.join(tmp, os.path.basename(model) + ".json")
+FIGURES = ["--columns", "self_cpu,cpu_total,flops,self_flops,out_shape"]
+
+
+def report(lp, model, tmp, extra=(), tag=""):
+    out = os.path.join(tmp, os.path.basename(model) + tag + ".json")
     rc, text = run([lp, model, "--iterations", "3", "--warmup", "1", "--format", "json",
                     "--output", out, *extra])
     check(rc == 0, f"{model}: exit {rc}: {text.strip()[-400:]}")
@@ -53,17 +65,18 @@ def report(lp, model, tmp, extra=()):
         return json.load(f), text
 
 
-def check_model(lp, d, name, tmp):
-    data, _ = report(lp, os.path.join(d, name + ".pt2"), tmp)
+def check_model(lp, d, name, tmp, extra=(), tag=""):
+    data, _ = report(lp, os.path.join(d, name + ".pt2"), tmp, extra, tag)
     if data is None:
         return
-    with open(os.path.join(d, name + ".counts.json")) as f:
+    model, name = name, name + tag  # the files' name, and the checks' label
+    with open(os.path.join(d, model + ".counts.json")) as f:
         counts = json.load(f)
     eager = {}
     for path, n in counts["calls"].items():  # a shared module's calls, under its first path
         first = counts["aliases"].get(path, path)
         eager[first] = eager.get(first, 0) + n
-    with zipfile.ZipFile(os.path.join(d, name + ".pt2")) as z:
+    with zipfile.ZipFile(os.path.join(d, model + ".pt2")) as z:
         record = next(n for n in z.namelist() if n.endswith("data/layerprof/modules.json"))
         placed = {k["module"] for k in json.loads(z.read(record))["kernels"]}
     iters = data["iterations"]
@@ -88,7 +101,7 @@ def check_model(lp, d, name, tmp):
             check(False, f"{name}: {path} has time but no kernel in the map")
         # On the CPU AOTInductor runs each convolution as an extern kernel of its own: resnet18's
         # Conv2d layers must each have one (the export helper's placement, checked).
-        if name == "resnet18" and m["class"] == "Conv2d":
+        if model == "resnet18" and m["class"] == "Conv2d":
             check(path in placed, f"{name}: {path} (Conv2d) has no kernel of its own")
     check(compared > 0, f"{name}: no module had calls")
     by_parent = {}
@@ -106,6 +119,34 @@ def check_model(lp, d, name, tmp):
           f"{mods[0]['total_ns']} ns")
     notes = " ".join(data.get("run", {}).get("notes", []))
     check("did not follow" not in notes, f"{name}: kernels left the map's order: {notes}")
+    return data
+
+
+def compare_figures(name, ts, pt2):
+    """FLOPs (per call, own and with submodules) and output shapes, module by module: the
+    package's map against the TorchScript path's counting at run time."""
+    if ts is None or pt2 is None:
+        return
+    for data, what in ((ts, "TorchScript"), (pt2, "package")):
+        rec = data.get("recorded", {})
+        check(rec.get("flops") and rec.get("out_shape"), f"{name}: {what} recorded {rec}")
+    ts_mods = {m["path"]: m for m in ts["modules"] if m.get("kind") == "module"}
+    compared = 0
+    for m in pt2["modules"]:
+        if m.get("kind") != "module" or m["path"] not in ts_mods:
+            continue
+        t = ts_mods[m["path"]]
+        if not t.get("calls"):
+            continue  # a module TorchScript never calls (self_attn.out_proj) has no figures
+        compared += 1
+        for key in ("flops", "self_flops", "flops_sum", "self_flops_sum"):
+            check(m.get(key) == t.get(key),
+                  f"{name}: {m['path'] or '(root)'}: {key} {m.get(key)} in the package, "
+                  f"{t.get(key)} in TorchScript")
+        check(m.get("out_shape") == t.get("out_shape"),
+              f"{name}: {m['path'] or '(root)'}: out_shape {m.get('out_shape')} in the package, "
+              f"{t.get('out_shape')} in TorchScript")
+    check(compared > 5, f"{name}: only {compared} modules compared")
 
 
 def expect_error(what, rc_text, code, needle):
@@ -122,7 +163,50 @@ def main():
                                    if f.endswith(".pt2") and not f.endswith("_nomap.pt2"))
     with tempfile.TemporaryDirectory() as tmp:
         for name in names:
+            if name == "transformer_dyn":
+                continue  # at several shapes, below
             check_model(lp, d, name, tmp)
+
+        # FLOPs and output shapes: the package's map against the TorchScript file of one model.
+        if "resnet18" in names:
+            pt2 = check_model(lp, d, "resnet18", tmp, FIGURES, ".figures")
+            ts, _ = report(lp, os.path.join(d, "resnet18.pt"), tmp, FIGURES, ".figures")
+            compare_figures("resnet18", ts, pt2)
+            if pt2:
+                by_path = {m["path"]: m for m in pt2["modules"] if m.get("kind") == "module"}
+                check(by_path["conv1"].get("flops") == 2 * 64 * 3 * 7 * 7 * 112 * 112,
+                      f"resnet18: conv1 {by_path['conv1'].get('flops')} FLOPs")
+                total = by_path[""].get("flops", 0)
+                check(round(total / 1e9, 2) == 3.64, f"resnet18: {total} FLOPs per forward")
+
+        # Dynamic shapes: two batch sizes and two sequence lengths, each against TorchScript.
+        if "transformer_dyn" in names:
+            for shape in ("2x16", "2x40", "5x16", "5x40"):
+                # 2x16 is the example: the package's default inputs, with no --input.
+                given = ["--input", f"{shape}:int64:0..999"] if shape != "2x16" else []
+                tag = "." + shape
+                pt2 = check_model(lp, d, "transformer_dyn", tmp, FIGURES + given, tag)
+                ts, _ = report(lp, os.path.join(d, "transformer_dyn.pt"), tmp,
+                               FIGURES + given, tag)
+                compare_figures("transformer_dyn" + tag, ts, pt2)
+                if pt2:
+                    root = pt2["modules"][0]
+                    batch = int(shape.split("x")[0])
+                    check(root.get("out_shape") == [batch, 10],
+                          f"transformer_dyn{tag}: root out_shape {root.get('out_shape')}")
+            dyn = os.path.join(d, "transformer_dyn.pt2")
+            expect_error("sequence over its range",
+                         run([lp, dyn, "--input", "2x600:int64:0..999"]), 2,
+                         "input 0 dimension 1 is 600, outside the package's range 2..512")
+            expect_error("batch over its range",
+                         run([lp, dyn, "--input", "65x16:int64:0..999"]), 2,
+                         "input 0 dimension 0 is 65, outside the package's range 1..64")
+            expect_error("sequence under its range",
+                         run([lp, dyn, "--input", "2x1:int64:0..999"]), 2,
+                         "outside the package's range 2..512")
+            expect_error("dynamic package, wrong dtype",
+                         run([lp, dyn, "--input", "2x16"]), 2,
+                         "input 0 is float32, the package was compiled for int64")
 
         # Without layerprof's map: every kernel in the root, and the note says what to do.
         rc, text = run([lp, os.path.join(d, "nested_nomap.pt2"), "--input", "1x3x16x16",
@@ -144,11 +228,23 @@ def main():
             f.write(head)
         expect_error("truncated .pt2", run([lp, cut]), 1, "cannot load")
         expect_error("wrong input shape",
-                     run([lp, os.path.join(d, "nested.pt2"), "--input", "1x3x8x8"]), 1,
-                     "compiled for inputs 1x3x16x16")
+                     run([lp, os.path.join(d, "nested.pt2"), "--input", "1x3x8x8"]), 2,
+                     "input 0 dimension 2 is 8, the package was compiled for 16 (fixed at export)")
         expect_error("two inputs for one",
                      run([lp, os.path.join(d, "nested.pt2"), "--input", "1x3x16x16",
-                          "--input", "2"]), 1, "compiled for inputs")
+                          "--input", "2"]), 2, "the package takes 1 input (1x3x16x16 at export)")
+        # A map another version of layerprof_export.py wrote: the clear error, not a guess.
+        old = os.path.join(tmp, "old_map.pt2")
+        with zipfile.ZipFile(os.path.join(d, "nested.pt2")) as src, \
+                zipfile.ZipFile(old, "w", zipfile.ZIP_STORED) as dst:
+            for item in src.infolist():
+                data = src.read(item)
+                if item.filename.endswith("data/layerprof/modules.json"):
+                    lp_map = json.loads(data)
+                    lp_map["version"] = 1
+                    data = json.dumps(lp_map).encode()
+                dst.writestr(item, data)
+        expect_error("old map", run([lp, old]), 1, "not one this layerprof reads")
 
         # What compiling did, module by module: the TorchScript and the .pt2 of one model.
         for name in ("resnet18", "lstm_cell"):

@@ -15,6 +15,11 @@ or for pat_loops its command line:
 and OUT_DIR/nested_nomap.pt2: the nested model compiled by AOTInductor directly, without
 layerprof's map (its kernels go to the root, with a note). The models are models/'s own builders
 with the same default inputs; a model torch.export cannot take is a failure, not a skip.
+
+transformer_dyn (DynTransformer below) is the one package with dynamic shapes: exported through
+the helper's command line with a dynamic batch (1..64) and sequence length (2..512), and as
+TorchScript beside it, so that the FLOPs the package's map works out for other shapes can be
+compared with the TorchScript path's at those shapes.
 """
 
 import json
@@ -27,6 +32,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path[:0] = [os.path.join(ROOT, "models"), os.path.join(ROOT, "python")]
 
 import torch  # noqa: E402
+from torch import nn  # noqa: E402
 
 from export import MODELS, count_calls, make_input  # noqa: E402
 import layerprof_export  # noqa: E402
@@ -36,9 +42,31 @@ from layerprof_export import export_pt2  # noqa: E402
 # torch.export can trace (pat_branches branches on data and pat_structured takes non-tensor
 # arguments: AOTInductor packages take tensors, in a fixed graph).
 NAMES = ["resnet18", "lstm_cell", "nested", "pat_loops", "pat_lists", "pat_shared",
-         "pat_traced", "pat_state"]
-WITH_TORCHSCRIPT = {"resnet18", "lstm_cell"}
-THROUGH_COMMAND_LINE = {"pat_loops"}  # float32 inputs only: the command line's --input SHAPE
+         "pat_traced", "pat_state", "transformer_dyn"]
+WITH_TORCHSCRIPT = {"resnet18", "lstm_cell", "transformer_dyn"}
+THROUGH_COMMAND_LINE = {"pat_loops", "transformer_dyn"}  # the command line's --input SHAPE[:DTYPE]
+# The dynamic dims, as the command line's --dynamic says them (docs/pt2.md).
+DYNAMIC = {"transformer_dyn": ["0:0=1..64:batch", "0:1=2..512:seq"]}
+
+
+class DynTransformer(nn.Module):
+    """Embedding + nn.TransformerEncoderLayer + mean-pool + Linear head, for dynamic batch and
+    sequence length. Three heads: an odd count keeps the layer off PyTorch's fused inference
+    path (torch._transformer_encoder_layer_fwd), so eager, TorchScript and the export all run its
+    submodules (self_attn, linear1, norm1, ...)."""
+
+    def __init__(self, vocab: int = 1000, d_model: int = 48, classes: int = 10):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, d_model)
+        self.layer = nn.TransformerEncoderLayer(d_model=d_model, nhead=3, dim_feedforward=96,
+                                                dropout=0.1, batch_first=True)
+        self.head = nn.Linear(d_model, classes)
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:  # ids: batch x seq, int64
+        return self.head(self.layer(self.embed(ids)).mean(dim=1))
+
+
+MODELS["transformer_dyn"] = (DynTransformer, ["2x16:int64:0..999"])
 
 
 def export_one(name, out):
@@ -50,10 +78,15 @@ def export_one(name, out):
     _order, calls, _classes, aliases = count_calls(model, inputs)
     path = os.path.join(out, name + ".pt2")
     if name in THROUGH_COMMAND_LINE:  # the helper's command line, as a user types it
-        shapes = ["x".join(str(d) for d in t.shape) for t in inputs]
-        args = [f"patterns:{builder.__name__}", "-o", path]
+        shapes = [":".join(line.split(":")[:2]) for line in spec]  # SHAPE:DTYPE, no fill
+        module = "pt2_models" if builder is DynTransformer else "patterns"
+        args = [f"{module}:{builder.__name__}", "-o", path]
         for shape in shapes:
             args += ["--input", shape]
+        for dim in DYNAMIC.get(name, []):
+            args += ["--dynamic", dim]
+        if name in WITH_TORCHSCRIPT:
+            args.append("--torchscript")
         if layerprof_export.main(args) != 0:
             raise SystemExit(f"pt2_models: layerprof_export.py {' '.join(args)} failed")
     else:

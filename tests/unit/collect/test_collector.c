@@ -368,6 +368,60 @@ static void test_package_calls_of_unselected_modules_are_not_counted(void **stat
     assert_int_equal(FIG(state, FEATURES)->calls, 0);
 }
 
+/* A package's FLOPs and output shapes, as its export worked them out: added once per forward per
+ * module, like the calls; per-call figures then divide by the calls; an unselected module keeps
+ * none, and nothing is kept unless asked for. */
+static void package_figures(lp_collector *c, uint64_t t) {
+    static const int64_t conv_out[] = {1, 8, 4, 4}, relu_out[] = {1, 8, 4, 4};
+    enter(c, ROOT, t);
+    lp_ev_method_enter(c, FEATURES, t + 10); /* one kernel, fusing features.0 and .1 */
+    leave(c, t + 50);
+    lp_ev_add_calls(c, FEATURES, 1);
+    lp_ev_add_calls(c, F0, 1);
+    lp_ev_add_calls(c, F1, 2);
+    lp_ev_add_flops(c, F0, 1000);
+    lp_ev_add_flops(c, F1, 2 * 128);    /* two calls' */
+    lp_ev_add_flops(c, CLASSIFIER, 77); /* not selected: dropped */
+    lp_ev_add_out_shape(c, F0, conv_out, 4);
+    lp_ev_add_out_shape(c, F1, relu_out, 4);
+    lp_ev_add_out_shape(c, F1, relu_out, 3); /* a second call, another shape */
+    leave(c, t + 100);
+    lp_collector_count_iteration(c);
+}
+
+static void test_package_figures_are_added_per_forward(void **state) {
+    fixture *f = *state;
+    uint8_t selected[N_MODULES] = {0};
+    selected[FEATURES] = 1;
+    lp_collector_config cfg = {0};
+    cfg.flops = 1;
+    cfg.out_shape = 1;
+    cfg.selected = selected;
+    assert_int_equal(lp_collector_create(&f->c, &f->tree, &cfg), LP_OK);
+    package_figures(f->c, 0);
+    package_figures(f->c, 1000);
+    assert_int_equal(lp_collector_finish(f->c), LP_OK);
+
+    assert_int_equal(FIG(state, F0)->flops_self, 2 * 1000);
+    assert_int_equal(FIG(state, F1)->flops_self, 2 * 256);
+    assert_int_equal(FIG(state, F1)->calls, 4);
+    assert_int_equal(FIG(state, FEATURES)->flops_total, 2 * 1256);
+    assert_int_equal(FIG(state, CLASSIFIER)->flops_self, 0);
+    assert_int_equal(FIG(state, F0)->out.rank, 4);
+    assert_int_equal(FIG(state, F0)->out.dims[1], 8);
+    assert_false(FIG(state, F0)->out.varies);
+    assert_true(FIG(state, F1)->out.varies);
+}
+
+static void test_package_figures_are_ignored_unless_asked_for(void **state) {
+    lp_collector *c = start(state, 0, 0, NULL);
+    package_figures(c, 0);
+    assert_int_equal(lp_collector_finish(c), LP_OK);
+    assert_int_equal(FIG(state, F0)->flops_self, 0);
+    assert_false(FIG(state, F0)->out.seen);
+    assert_int_equal(FIG(state, F1)->calls, 2);
+}
+
 static void test_a_container_totals_its_own_methods_and_its_childrens_calls(void **state) {
     tree_of(state)->nodes[FEATURES].container = 1; /* a ModuleList: no forward */
     lp_collector *c = start(state, 0, 0, NULL);
@@ -1079,6 +1133,8 @@ int main(void) {
         TEST(test_a_method_frame_adds_time_to_its_module_but_no_call),
         TEST(test_package_kernels_are_time_and_the_export_gives_the_calls),
         TEST(test_package_calls_of_unselected_modules_are_not_counted),
+        TEST(test_package_figures_are_added_per_forward),
+        TEST(test_package_figures_are_ignored_unless_asked_for),
         TEST(test_a_container_totals_its_own_methods_and_its_childrens_calls),
         TEST(test_nested_containers_each_total_what_ran_outside_them),
         TEST(test_a_module_index_outside_the_tree_is_a_pass_through_frame),
