@@ -3,7 +3,8 @@
 
     check_pt2.py LAYERPROF PT2_DIR [MODEL...]
 
-PT2_DIR holds what pt2_models.py exported. For every model package (JSON report, 3 forwards):
+PT2_DIR holds what pt2_models.py exported. For every model package (JSON report, 3 forwards), its kernels
+seen both ways (the package's rebound imports, and the RecordFunction callback):
   - every module the package gives calls has the calls eager forward hooks counted (a module
     held under two paths: the sum over its paths), and every module with kernels of its own has
     calls; the root is called once per forward;
@@ -37,15 +38,16 @@ def check(ok, what):
         print(f"FAIL: {what}", flush=True)
 
 
-def run(args):
-    p = subprocess.run(args, capture_output=True, text=True, timeout=600)
+def run(args, env=None):
+    p = subprocess.run(args, capture_output=True, text=True, timeout=600,
+                       env=dict(os.environ, **(env or {})))
     return p.returncode, p.stdout + p.stderr
 
 
-def report(lp, model, tmp, extra=()):
+def report(lp, model, tmp, extra=(), env=None):
     out = os.path.join(tmp, os.path.basename(model) + ".json")
     rc, text = run([lp, model, "--iterations", "3", "--warmup", "1", "--format", "json",
-                    "--output", out, *extra])
+                    "--output", out, *extra], env)
     check(rc == 0, f"{model}: exit {rc}: {text.strip()[-400:]}")
     if rc:
         return None, text
@@ -54,9 +56,18 @@ def report(lp, model, tmp, extra=()):
 
 
 def check_model(lp, d, name, tmp):
-    data, _ = report(lp, os.path.join(d, name + ".pt2"), tmp)
+    # The kernels seen through the package's rebound imports (the default without --events), and
+    # through the RecordFunction callback (--events uses it): every check holds for both.
+    for how in ("imports", "callback"):
+        check_report(lp, d, name, tmp, how)
+
+
+def check_report(lp, d, name, tmp, how):
+    data, _ = report(lp, os.path.join(d, name + ".pt2"), tmp,
+                     env={"LAYERPROF_PT2_KERNELS": how})
     if data is None:
         return
+    name_how = f"{name} ({how})"
     with open(os.path.join(d, name + ".counts.json")) as f:
         counts = json.load(f)
     eager = {}
@@ -68,7 +79,7 @@ def check_model(lp, d, name, tmp):
         placed = {k["module"] for k in json.loads(z.read(record))["kernels"]}
     iters = data["iterations"]
     mods = data["modules"]
-    check(mods[0]["calls"] == iters, f"{name}: root calls {mods[0]['calls']} for {iters} forwards")
+    check(mods[0]["calls"] == iters, f"{name_how}: root calls {mods[0]['calls']} for {iters} forwards")
     compared = 0
     for m in mods[1:]:
         if m.get("kind") != "module":
@@ -77,20 +88,20 @@ def check_model(lp, d, name, tmp):
         if calls:
             compared += 1
             check(calls == iters * eager.get(path, 0),
-                  f"{name}: {path}: {calls} calls in {iters} forwards, eager {eager.get(path, 0)}"
+                  f"{name_how}: {path}: {calls} calls in {iters} forwards, eager {eager.get(path, 0)}"
                   " per forward")
         if m["self_ns"] > 0:
-            check(calls > 0, f"{name}: {path} has kernels but no calls")
+            check(calls > 0, f"{name_how}: {path} has kernels but no calls")
         # The kernels the map places in a module are timed there, and only there.
         if path in placed:
-            check(m["self_ns"] > 0, f"{name}: {path} has kernels in the map but no time")
+            check(m["self_ns"] > 0, f"{name_how}: {path} has kernels in the map but no time")
         elif m["self_ns"] > 0:
-            check(False, f"{name}: {path} has time but no kernel in the map")
+            check(False, f"{name_how}: {path} has time but no kernel in the map")
         # On the CPU AOTInductor runs each convolution as an extern kernel of its own: resnet18's
         # Conv2d layers must each have one (the export helper's placement, checked).
         if name == "resnet18" and m["class"] == "Conv2d":
-            check(path in placed, f"{name}: {path} (Conv2d) has no kernel of its own")
-    check(compared > 0, f"{name}: no module had calls")
+            check(path in placed, f"{name_how}: {path} (Conv2d) has no kernel of its own")
+    check(compared > 0, f"{name_how}: no module had calls")
     by_parent = {}
     for i, m in enumerate(mods):
         if m.get("kind") == "module" and m["parent"] >= 0:
@@ -98,14 +109,14 @@ def check_model(lp, d, name, tmp):
     for parent, kids in by_parent.items():
         total = sum(mods[k]["total_ns"] for k in kids)
         check(total <= mods[parent]["total_ns"],
-              f"{name}: children of '{mods[parent]['path']}' total {total} ns > its "
+              f"{name_how}: children of '{mods[parent]['path']}' total {total} ns > its "
               f"{mods[parent]['total_ns']} ns")
     self_sum = sum(m["self_ns"] for m in mods if m.get("kind") == "module")
     check(self_sum == mods[0]["total_ns"],
-          f"{name}: self times add up to {self_sum} ns, the root's total is "
+          f"{name_how}: self times add up to {self_sum} ns, the root's total is "
           f"{mods[0]['total_ns']} ns")
     notes = " ".join(data.get("run", {}).get("notes", []))
-    check("did not follow" not in notes, f"{name}: kernels left the map's order: {notes}")
+    check("did not follow" not in notes, f"{name_how}: kernels left the map's order: {notes}")
 
 
 def expect_error(what, rc_text, code, needle):
