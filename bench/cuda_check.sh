@@ -13,6 +13,9 @@
 # 5. compares layerprof's per-module CUDA totals with torch.profiler's (bench/cuda_compare.py) on
 #    resnet18 at batch 1 and resnet50 at batch 32, with CUPTI and with CUDA events, and on the
 #    transformer and deeplabv3 with CUPTI, and says what torch.profiler costs on each;
+#    5b. (untested, written without a GPU) exports resnet18 and the transformer as CUDA
+#    AOTInductor packages and reports their per-module CUDA totals against torch.profiler's on
+#    the eager models (bench/cuda_compare_pt2.py): reported, never judged;
 # 6. runs the GPU bench (lp_bench_cuda) on resnet18 (batch 1), resnet50 (batch 32), the
 #    transformer and deeplabv3: x_opt per setting, the cost per launch, the budgets;
 # 7. prints a one-screen summary (also in $LOGS/summary.txt, with every step's log beside it).
@@ -124,6 +127,24 @@ for case in "resnet18:$ROOT/models/resnet18.pt:1x3x224x224:cupti events:judged" 
         fi
         [ $rc -le 1 ] || tail -5 "$log"
     done
+done
+
+# 5b. AOTInductor packages compiled for CUDA on this machine (resnet18, the transformer), their
+# per-module CUDA totals against torch.profiler's on the eager models (bench/cuda_compare_pt2.py).
+# UNTESTED: written without a GPU (docs/pt2.md). Reported, never judged; a failure is said and
+# the steps after it still run.
+for name in resnet18 transformer; do
+    log="$LOGS/compare-pt2-$name.log"
+    rc=0
+    timeout 900 "$PY" "$ROOT/bench/cuda_compare_pt2.py" --layerprof "$BUILD/layerprof" \
+        --model "$name" --out "$BUILD/pt2" --iterations "$its" > "$log" 2>&1 || rc=$?
+    if [ $rc = 0 ]; then
+        say "compare $name.pt2 (CUDA package vs eager, reported): $(grep -E '^REPORTED' "$log" |
+            cut -d';' -f1 | sed 's/^REPORTED: //')"
+    else
+        say "compare $name.pt2 (CUDA package vs eager): FAILED, exit $rc (log: $log; untested step)"
+        tail -5 "$log"
+    fi
 done
 
 # 6. The GPU bench: x_opt in one process.

@@ -16,6 +16,7 @@ install(TARGETS liblayerprof EXPORT layerprofTargets
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(TARGETS layerprof RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(FILES ${CMAKE_SOURCE_DIR}/include/layerprof.h ${CMAKE_SOURCE_DIR}/include/layerprof.hpp
+              ${CMAKE_SOURCE_DIR}/include/layerprof_pt2.hpp
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 
 set(LP_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/layerprof)

@@ -538,6 +538,20 @@ LP_API void lp_session_close(lp_session *session);
 LP_API int lp_session_attach(lp_session **out, const lp_options *opts, void *torch_module,
                              const char *torch_build);
 
+/* Opens a session on an AOTInductor package (.pt2) the program already loaded with
+ * torch::inductor::AOTIModelPackageLoader (C++: layerprof_pt2.hpp; docs/attach.md). `loader`
+ * points to that loader; opts->model_path must be the package it was loaded from: the session
+ * reads layerprof's module map from it (python/layerprof_export.py writes it). Rules:
+ *  - the same libtorch as layerprof's (LP_ERR_UNSUPPORTED naming both; a 1.x build refuses too);
+ *  - the package has layerprof's map, and its compiled library is loaded in this process with
+ *    kernel profiling (the exporter compiles with it), else LP_ERR_MODEL with the reason;
+ *  - one open session per loader (LP_ERR_BUSY), and the loader outlives the session.
+ * Nothing has to happen before the loader's first run: it may have run already. Forwards are
+ * the program's own, between lp_session_forward_begin and _end; with inputs in the options,
+ * lp_session_run runs the loader itself. */
+LP_API int lp_session_attach_package(lp_session **out, const lp_options *opts, void *loader,
+                                     const char *torch_build);
+
 /* Around a forward of the attached module that the program runs itself, on the calling thread:
  * begin installs what the options record (unless the session, its schedule or the innermost
  * region says not to record) and sets the thread's TorchScript optimizer as the mode needs; end

@@ -85,8 +85,10 @@ class Session {
      * the failed forward left open. */
     class Forward {
       public:
-        explicit Forward(Session &session)
-            : session_(session.session_), unwinding_(std::uncaught_exceptions()) {
+        explicit Forward(Session &session) : Forward(session.session_) {}
+        /* The same on any attached session's handle (a PackageSession's, layerprof_pt2.hpp). */
+        explicit Forward(lp_session *session)
+            : session_(session), unwinding_(std::uncaught_exceptions()) {
             check(lp_session_forward_begin(session_));
         }
         ~Forward() {

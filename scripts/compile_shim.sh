@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Compiles every file of the shim against another libtorch's headers, without linking: proof that
+# Compiles every file of the shim (and the package-attach example, on 2.x) against another libtorch's headers, without linking: proof that
 # a libtorch layerprof claims to support still builds it (README: "Supported libtorch"), cheaply
 # enough for every CI run. The full build and the tests run against Debian's 1.13 and the newest
 # wheel (scripts/test.sh); this covers the 2.x releases in between, 2.11 first: the one GPU
@@ -22,7 +22,12 @@ abi=$(grep -o '_GLIBCXX_USE_CXX11_ABI=[01]' "$torch/share/cmake/Caffe2/Caffe2Tar
 failed=0
 # One file per core at a time (g++ names the file of any error): each is a few hundred MB of
 # compiler for torch's headers.
-printf '%s\n' shim/*.cpp | xargs -P "$(nproc)" -n 1 g++ "${flags[@]}" || failed=1
+# examples/attach_pt2.cpp stands for include/layerprof_pt2.hpp, the public header that includes
+# AOTInductor's (libtorch 2.x only).
+files=(shim/*.cpp)
+[ -e "$torch/include/torch/csrc/inductor/aoti_package/model_package_loader.h" ] &&
+    files+=(examples/attach_pt2.cpp)
+printf '%s\n' "${files[@]}" | xargs -P "$(nproc)" -n 1 g++ "${flags[@]}" || failed=1
 if [ $failed = 0 ]; then
   echo "compile_shim: every shim file compiles against libtorch $version${cuda:+ (with CUDA)}"
 else

@@ -34,7 +34,10 @@ namespace lps {
 struct Pt2 {
 #if TORCH_VERSION_MAJOR >= 2
     std::unique_ptr<torch::inductor::AOTIModelPackageLoader> loader;
+    // What runs the forwards: `loader`, or the program's own loader (attached, aoti_attach.cpp).
+    torch::inductor::AOTIModelPackageLoader *runner = nullptr;
 #endif
+    std::vector<void **> slots; // an attached package's rebound imports, put back at detach
     struct Kernel {
         std::string name;           // as kernel_information.json names it (no "graph_0_")
         std::string label;          // its op row: the name, and the modules it fused
@@ -45,6 +48,7 @@ struct Pt2 {
     std::vector<std::string> inputs; // the example inputs' specs ("1x3x224x224", "4:int64")
     Pt2Shapes shapes; // the inputs' constraints, the FLOPs and output shapes (pt2_shapes.cpp)
     bool has_map = false;
+    bool rebound = false; // its kernel-profile imports call pt2_import_start/_end (aoti_rebind.cpp)
     uint64_t unplaced = 0; // kernel calls that did not follow the map's order (under the root)
 };
 
@@ -77,10 +81,10 @@ thread_local size_t t_chain = 0;
 thread_local bool t_row = false;
 thread_local bool t_wanted = false;
 thread_local int t_skip = 0;
-// Set on the thread running a package's forward. Kernels run on it; the ATen ops of an extern
-// kernel may run parts on libtorch's intra-op threads, which carry the callbacks too but are
-// none of a kernel's frames: their events are not the package's kernels.
-thread_local bool t_driver = false;
+// Set on the thread running a package's forward, to that package's model. Kernels run on it; the
+// ATen ops of an extern kernel may run parts on libtorch's intra-op threads, which carry the
+// callbacks too but are none of a kernel's frames: their events are not the package's kernels.
+thread_local const lps_model *t_driver = nullptr; // the package whose forward runs here
 
 // The container runner's own frame around the whole run: neither a kernel nor inside one.
 bool is_runner_frame(const char *name) {
@@ -107,12 +111,11 @@ const Pt2::Kernel *next_kernel(Pt2 &p, const char *name) {
     return nullptr;
 }
 
-std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction &fn) noexcept {
-    lps_model *m = g_pt2.load(std::memory_order_relaxed);
-    if (!m || !t_driver) return nullptr;
-    const char *name = fn.name();
+// A kernel's record, or an op's inside an extern kernel, starting: from the callback, or from
+// the package's rebound imports (aoti_rebind.cpp), which see only the kernels.
+void frame_start(lps_model *m, const char *name) noexcept {
     if (t_depth == 0) {
-        if (is_runner_frame(name)) return nullptr;
+        if (is_runner_frame(name)) return;
         uint64_t t = lp_now_ns();
         t_depth = 1;
         const Pt2::Kernel *k = next_kernel(*m->pt2, name);
@@ -124,20 +127,18 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction &fn) noex
         t_skip = 0;
         const char *row = k ? k->label.c_str() : m->pt2->has_map ? k_unplaced : k_unmapped;
         t_wanted = wanted && m->sink.op_start(m->sink.ctx, row, 0, t) != 0;
-        return nullptr;
+        return;
     }
     t_depth++;
     if (t_skip || !t_wanted) { // inside an op the core does not want: so is this one
         t_skip++;
-        return nullptr;
+        return;
     }
     t_wanted = m->sink.op_start(m->sink.ctx, name, 0, lp_now_ns()) != 0;
-    return nullptr;
 }
 
-void on_end(const at::RecordFunction &, at::ObserverContext *) noexcept {
-    lps_model *m = g_pt2.load(std::memory_order_relaxed);
-    if (!m || !t_driver || t_depth == 0) return; // the runner's frame, another thread's op
+void frame_end(lps_model *m) noexcept {
+    if (t_depth == 0) return; // the runner's frame
     uint64_t t = lp_now_ns();
     if (--t_depth > 0) {
         if (t_skip)
@@ -153,6 +154,20 @@ void on_end(const at::RecordFunction &, at::ObserverContext *) noexcept {
     t_wanted = t_chain ? wanted != 0 : t_wanted;
     t_chain = 0;
     t_row = false;
+}
+
+// Whether the kernels come through the package's rebound imports in this profile (no callback).
+std::atomic<bool> g_by_imports{false};
+
+std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction &fn) noexcept {
+    lps_model *m = g_pt2.load(std::memory_order_relaxed);
+    if (m && t_driver == m) frame_start(m, fn.name());
+    return nullptr;
+}
+
+void on_end(const at::RecordFunction &, at::ObserverContext *) noexcept {
+    lps_model *m = g_pt2.load(std::memory_order_relaxed);
+    if (m && t_driver == m) frame_end(m); // not another thread's op
 }
 
 // --- the map ---------------------------------------------------------------------------------
@@ -315,15 +330,94 @@ int pt2_load(lps_model *m, const char *path) {
         setenv("AOTI_RUNTIME_CHECK_INPUTS", "1", 0);
     }
     try {
+        std::set<std::string> before = loaded_objects();
         p.loader = std::make_unique<torch::inductor::AOTIModelPackageLoader>(
             std::string(path), "model", false, 1,
             m->device.is_cuda() ? m->device.index() : c10::DeviceIndex(-1));
+        p.runner = p.loader.get();
+        RebindTarget loaded_now;
+        loaded_now.before = &before; // the package's library
+        p.rebound = pt2_rebind(loaded_now, nullptr) > 0;
     } catch (const std::exception &e) {
         std::string_view why = condense(e.what());
         return lp_error_set(LP_ERR_MODEL, "cannot load '%s' as an AOTInductor package: %.*s", path,
                             static_cast<int>(why.size()), why.data());
     }
     return LP_OK;
+}
+
+void pt2_enter(lps_model *m) noexcept {
+    begin_forward(m);
+    t_next = 0;
+    t_depth = 0;
+    t_chain = 0;
+    uint64_t t0 = lp_now_ns();
+    m->forward_t0 = t0;
+    if (g_pt2.load(std::memory_order_relaxed) == m)
+        t_wanted = m->sink.call_enter(m->sink.ctx, 0, t0) != 0;
+    t_driver = m;
+}
+
+void pt2_leave(lps_model *m, bool completed) noexcept {
+    t_driver = nullptr;
+    uint64_t t1 = lp_now_ns();
+    m->last_forward_ns = t1 - m->forward_t0;
+    if (!completed || g_pt2.load(std::memory_order_relaxed) != m) return;
+    Pt2 &p = *m->pt2;
+    if (t_next != p.kernels.size() && p.has_map) p.unplaced++;
+    if (m->sink.add_calls)
+        for (size_t i = 1; i < p.calls.size(); i++)
+            if (p.calls[i]) m->sink.add_calls(m->sink.ctx, static_cast<int32_t>(i), p.calls[i]);
+    // The figures at the shapes the input check bound (none yet: nothing is delivered).
+    if (p.has_map)
+        pt2_shapes_deliver(p.shapes, m->sink, (m->hooks & LPS_HOOK_FLOPS) != 0, m->mark_outputs);
+    t_wanted = m->sink.call_exit(m->sink.ctx, t1) != 0;
+}
+
+int pt2_attach(lps_model *m, void *loader, const char *path) {
+    m->pt2.reset(new Pt2);
+    Pt2 &p = *m->pt2;
+    bool found = false;
+    std::string text, library;
+    try {
+        text = read_map(path, &found);
+        caffe2::serialize::PyTorchStreamReader reader{std::string(path)};
+        for (const std::string &record : reader.getAllRecords()) // the package's compiled model
+            if (record.size() > 11 && record.compare(record.size() - 11, 11, ".wrapper.so") == 0)
+                library = record.substr(record.rfind('/') + 1);
+    } catch (const std::exception &e) {
+        std::string_view why = condense(e.what());
+        return lp_error_set(LP_ERR_MODEL, "cannot read '%s' as an AOTInductor package: %.*s", path,
+                            static_cast<int>(why.size()), why.data());
+    }
+    if (!found)
+        return lp_error_set(LP_ERR_MODEL,
+                            "'%s' holds no layerprof module map: attaching to a package needs one "
+                            "exported with python/layerprof_export.py (the map places its kernels "
+                            "in modules; give the path the loader was loaded from as the model)",
+                            path);
+    if (int rc = parse_map(m, text, path)) return rc;
+    p.has_map = true;
+    p.runner = static_cast<torch::inductor::AOTIModelPackageLoader *>(loader);
+    // The loader's library is loaded under its name in the package (in a directory of its own).
+    RebindTarget named;
+    named.suffix = library;
+    int rebound = library.empty() ? 0 : pt2_rebind(named, &p.slots);
+    if (rebound == 0)
+        return lp_error_set(
+            LP_ERR_MODEL,
+            "no library loaded in this process is the compiled model of '%s' "
+            "with kernel profiling: load the loader from that path before "
+            "attaching it, from a package exported by python/layerprof_export.py "
+            "(which compiles with cpp.enable_kernel_profile: without it a package's "
+            "kernels cannot be seen)",
+            path);
+    p.rebound = rebound > 0; // -1: no rebinding on this platform: the callbacks see the kernels
+    return LP_OK;
+}
+
+void pt2_detach(lps_model *m) noexcept {
+    if (m->pt2) pt2_unbind(m->pt2->slots);
 }
 
 c10::IValue pt2_forward(lps_model *m, lps_inputs *in) {
@@ -336,35 +430,15 @@ c10::IValue pt2_forward(lps_model *m, lps_inputs *in) {
         if (!why.empty()) throw std::runtime_error(why);
     }
     c10::InferenceMode guard;
-    begin_forward(m);
-    t_next = 0;
-    t_depth = 0;
-    t_chain = 0;
-    bool profiled = g_pt2.load(std::memory_order_relaxed) == m;
-    uint64_t t0 = lp_now_ns();
-    m->forward_t0 = t0;
-    if (profiled) t_wanted = m->sink.call_enter(m->sink.ctx, 0, t0) != 0;
-    t_driver = true;
+    pt2_enter(m);
     std::vector<at::Tensor> out;
     try {
-        out = p.loader->run(args);
+        out = p.runner->run(args);
     } catch (...) {
-        t_driver = false;
+        pt2_leave(m, false);
         throw;
     }
-    t_driver = false;
-    uint64_t t1 = lp_now_ns();
-    m->last_forward_ns = t1 - t0;
-    if (profiled) {
-        if (t_next != p.kernels.size() && p.has_map) p.unplaced++;
-        if (m->sink.add_calls)
-            for (size_t i = 1; i < p.calls.size(); i++)
-                if (p.calls[i]) m->sink.add_calls(m->sink.ctx, static_cast<int32_t>(i), p.calls[i]);
-        if (p.has_map)
-            pt2_shapes_deliver(p.shapes, m->sink, (m->hooks & LPS_HOOK_FLOPS) != 0,
-                               m->mark_outputs);
-        t_wanted = m->sink.call_exit(m->sink.ctx, t1) != 0;
-    }
+    pt2_leave(m, true);
     c10::List<at::Tensor> list;
     for (auto &t : out)
         list.push_back(std::move(t));
@@ -381,12 +455,32 @@ void pt2_profile_begin(lps_model *m) {
     lps_model *expected = nullptr;
     if (!g_pt2.compare_exchange_strong(expected, m)) return;
     t_depth = 0;
+    // The ATen ops inside extern kernels are wanted only as --events rows: without them the
+    // rebound imports see every kernel, and no op builds a record (docs/pt2.md).
+    // LAYERPROF_PT2_KERNELS=callback keeps the callback, to measure one against the other.
+    const char *how = std::getenv("LAYERPROF_PT2_KERNELS");
+    bool callback = how && std::strcmp(how, "callback") == 0;
+    if (m->pt2->rebound && !(m->hooks & LPS_HOOK_OPS) && !callback) {
+        g_by_imports.store(true, std::memory_order_relaxed);
+        return;
+    }
     m->handles.push_back(at::addThreadLocalCallback(at::RecordFunctionCallback(on_start, on_end)));
 }
 
 void pt2_profile_end(lps_model *m) noexcept {
     lps_model *expected = m;
-    g_pt2.compare_exchange_strong(expected, nullptr);
+    if (g_pt2.compare_exchange_strong(expected, nullptr))
+        g_by_imports.store(false, std::memory_order_relaxed);
+}
+
+void pt2_import_start(const char *name) noexcept {
+    lps_model *m = g_pt2.load(std::memory_order_relaxed);
+    if (m && t_driver == m && g_by_imports.load(std::memory_order_relaxed)) frame_start(m, name);
+}
+
+void pt2_import_end() noexcept {
+    lps_model *m = g_pt2.load(std::memory_order_relaxed);
+    if (m && t_driver == m && g_by_imports.load(std::memory_order_relaxed)) frame_end(m);
 }
 
 #else // libtorch 1.x: no AOTInductor
@@ -405,6 +499,12 @@ c10::IValue pt2_forward(lps_model *, lps_inputs *) {
 int pt2_check_inputs(lps_model *, lps_inputs *) {
     return LP_OK;
 }
+int pt2_attach(lps_model *, void *, const char *path) {
+    return pt2_load(nullptr, path);
+}
+void pt2_detach(lps_model *) noexcept {}
+void pt2_enter(lps_model *) noexcept {}
+void pt2_leave(lps_model *, bool) noexcept {}
 
 void pt2_profile_begin(lps_model *) {}
 void pt2_profile_end(lps_model *) noexcept {}

@@ -90,6 +90,10 @@ int attach(lps_model *m, const char *device) {
 namespace lps {
 
 void detach(lps_model *m) noexcept {
+    if (m->held_loader) {
+        package_detach(m);
+        return;
+    }
     try {
         if (m->markers) remove_markers(m);
     } catch (...) { // the graphs keep markers, which do nothing without a session: harmless
@@ -137,6 +141,11 @@ int lps_forward_enter(lps_model *m) noexcept {
     if (m->in_forward)
         return lp_error_set(LP_ERR_STATE, "a forward is already open on this session: end it "
                                           "first (lp_session_forward_end)");
+    if (m->held_loader) { // an attached package: nothing of TorchScript's to set
+        m->in_forward = true;
+        lps::pt2_enter(m);
+        return LP_OK;
+    }
     m->saved_optimize = torch::jit::getGraphExecutorOptimize();
     torch::jit::setGraphExecutorOptimize(m->optimize != 0);
     lps::begin_forward(m);
@@ -153,6 +162,10 @@ int lps_forward_leave(lps_model *m, int completed) noexcept {
         return lp_error_set(LP_ERR_STATE, "no forward is open on this session "
                                           "(lp_session_forward_begin was not called)");
     m->in_forward = false;
+    if (m->held_loader) {
+        lps::pt2_leave(m, completed != 0);
+        return lps_device_synchronize(m);
+    }
     m->last_forward_ns = t1 - m->forward_t0;
     if (completed) lps::markers_root(m, false, t1);
     torch::jit::setGraphExecutorOptimize(m->saved_optimize);

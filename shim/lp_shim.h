@@ -66,6 +66,15 @@ const char *lps_torch_build(void) LPS_NOEXCEPT;
 int lps_model_attach(void *module, const char *torch_build, const char *device, int exec,
                      lps_model **out) LPS_NOEXCEPT;
 
+/* The same for an AOTInductor package the program loaded itself: `loader` is its
+ * torch::inductor::AOTIModelPackageLoader, `path` the package it was loaded from (layerprof's map
+ * is read from it). LP_ERR_MODEL when the package has no map or its library is not loaded here
+ * with kernel profiling, LP_ERR_BUSY when another open model holds the same loader, and
+ * LP_ERR_UNSUPPORTED for another libtorch (or 1.x). *out: free with lps_model_free before the
+ * program lets the loader go. */
+int lps_model_attach_package(void *loader, const char *torch_build, const char *path,
+                             const char *device, lps_model **out) LPS_NOEXCEPT;
+
 /* Around a forward the program runs itself on the calling thread (an attached model). enter sets
  * the thread's TorchScript optimizer as the model's mode needs, resets the per-forward state,
  * enters the root (markers) and starts the driver's clock. leave stops the clock, leaves the root

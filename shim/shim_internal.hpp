@@ -8,6 +8,7 @@
 #include <cstring>
 #include <memory>
 #include <new>
+#include <set>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -131,6 +132,7 @@ struct lps_model {
 
     // An AOTInductor package (.pt2) instead of a TorchScript module (aoti.cpp): `module` is empty.
     std::unique_ptr<lps::Pt2, lps::Pt2Deleter> pt2;
+    const void *held_loader = nullptr; // an attached package: the program's loader
 };
 
 struct lps_inputs {
@@ -217,6 +219,35 @@ c10::IValue pt2_forward(lps_model *m, lps_inputs *in);
 int pt2_check_inputs(lps_model *m, lps_inputs *in);
 void pt2_profile_begin(lps_model *m);
 void pt2_profile_end(lps_model *m) noexcept;
+// A package the program loaded itself (aoti_attach.cpp): its map read from `path`, `loader` (a
+// torch::inductor::AOTIModelPackageLoader) runs it, its library's kernel-profile imports rebound
+// (refused with a message when none is loaded, or it has none); detach puts them back.
+// pt2_enter/pt2_leave bracket one forward on the calling thread (pt2_forward's, or the program's).
+int pt2_attach(lps_model *m, void *loader, const char *path);
+void pt2_detach(lps_model *m) noexcept;
+void pt2_enter(lps_model *m) noexcept;
+void pt2_leave(lps_model *m, bool completed) noexcept;
+// Lets go of an attached package's loader (aoti_attach.cpp): imports put back, loader free.
+void package_detach(lps_model *m) noexcept;
+
+// A package's kernel boundaries without a RecordFunction callback (aoti_rebind.cpp). pt2_rebind
+// points the kernel-profile imports (aoti_record_function_start/_end) of the loaded objects
+// `which` names at wrappers that call pt2_import_start/_end (aoti.cpp) besides libtorch's own
+// functions: the objects loaded since `before` (loaded_objects(), taken before the package's
+// loader was made), or the one whose path ends in "/" + `suffix` (the package library's name in
+// the package). Returns how many slots it rebound (listed in `slots` when not NULL): 0 when the
+// objects import neither (a package compiled without kernel profiling), -1 on a platform where
+// this is not done. pt2_unbind puts libtorch's functions back.
+struct RebindTarget {
+    const std::set<std::string> *before = nullptr;
+    std::string suffix;
+    bool matches(const char *path) const;
+};
+std::set<std::string> loaded_objects();
+int pt2_rebind(const RebindTarget &which, std::vector<void **> *slots);
+void pt2_unbind(const std::vector<void **> &slots) noexcept;
+void pt2_import_start(const char *name) noexcept;
+void pt2_import_end() noexcept;
 
 // Resets the thread's per-forward hook state (hooks.cpp).
 void begin_forward(lps_model *m) noexcept;

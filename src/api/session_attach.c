@@ -1,5 +1,6 @@
-/* session_attach.c: a session on a torch::jit::Module the program holds (layerprof.hpp), and the
- * forwards the program runs on it itself, between lp_session_forward_begin and _end. */
+/* session_attach.c: a session on a torch::jit::Module the program holds (layerprof.hpp), or on an
+ * AOTInductor package's loader (layerprof_pt2.hpp), and the forwards the program runs on it
+ * itself, between lp_session_forward_begin and _end. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 
@@ -18,8 +19,28 @@ int lp_session_attach(lp_session **out, const lp_options *in, void *module,
     if (rc) return rc;
     /* No file to load: the path, when given, only names the model in the reports. */
     if (!view.opts.model_path || !*view.opts.model_path) view.opts.model_path = "attached module";
-    session_source src = {module, torch_build};
+    session_source src = {module, torch_build, 0};
     rc = session_open_from(out, &view.opts, &src);
+    lp_options_view_close(&view);
+    return rc;
+}
+
+int lp_session_attach_package(lp_session **out, const lp_options *in, void *loader,
+                              const char *torch_build) {
+    if (!out) return lp_error_set(LP_ERR_INVALID, "lp_session_attach_package: out is NULL");
+    *out = NULL;
+    if (!in || !loader || !torch_build)
+        return lp_error_set(LP_ERR_INVALID, "lp_session_attach_package: NULL argument");
+    lp_options_view view;
+    int rc = lp_options_view_open(&view, in, "lp_session_attach_package");
+    if (rc) return rc;
+    /* The map is read from the package: the path is needed, not only a name. */
+    if (!view.opts.model_path || !*view.opts.model_path)
+        rc = lp_error_set(LP_ERR_INVALID,
+                          "lp_session_attach_package: set the options' model to the package "
+                          "(.pt2) the loader was loaded from: its layerprof map is read there");
+    session_source src = {loader, torch_build, 1};
+    if (!rc) rc = session_open_from(out, &view.opts, &src);
     lp_options_view_close(&view);
     return rc;
 }
@@ -74,7 +95,8 @@ int lp_session_forward_end(lp_session *s, int completed) {
         atomic_store(&s->dirty, 1);
         rc = lp_cuda_prof_iteration_done(s->cuda, s->collector);
         /* Once per session: the first such forward is the one worth naming. */
-        if (s->opts.mode != LP_MODE_HOOKS && s->attached_forwards <= 3 && !s->early_noted) {
+        if (!s->pt2 && s->opts.mode != LP_MODE_HOOKS && s->attached_forwards <= 3 &&
+            !s->early_noted) {
             s->early_noted = 1;
             note_early_forward(s);
         }

@@ -87,10 +87,12 @@ struct lp_session {
 };
 
 /* What a session profiles: a TorchScript file (module NULL: opts->model_path), or a
- * torch::jit::Module the program holds (lp_session_attach). */
+ * torch::jit::Module the program holds (lp_session_attach), or a package's loader it holds
+ * (lp_session_attach_package). */
 typedef struct session_source {
-    void *module;
+    void *module; /* or the program's AOTIModelPackageLoader (package) */
     const char *torch_build;
+    int package; /* lp_session_attach_package */
 } session_source;
 
 /* Opens a session on `src` (session_open.c); `opts` is of the current version. */

@@ -205,7 +205,7 @@ int lp_session_open(lp_session **out, const lp_options *in) {
      * keeps, so the view is closed at once. */
     lp_options_view view;
     int rc = lp_options_view_open(&view, in, "lp_session_open");
-    session_source file = {NULL, NULL};
+    session_source file = {NULL, NULL, 0};
     if (!rc) rc = session_open_from(out, &view.opts, &file);
     lp_options_view_close(&view);
     return rc;
@@ -247,9 +247,13 @@ int session_open_from(lp_session **out, const lp_options *opts, const session_so
     s->attached = src->module != NULL;
     s->out_shape = s->opts.mode != LP_MODE_HOOKS &&
                    lp_columns_any(opts->columns, opts->n_columns, LP_NEED_OUT_SHAPE, 0);
-    rc = s->attached
-             ? lps_model_attach(src->module, src->torch_build, s->device, exec_of(s), &s->model)
-             : lps_model_load(s->model_path, s->device, exec_of(s), &s->model);
+    if (src->package)
+        rc = lps_model_attach_package(src->module, src->torch_build, s->model_path, s->device,
+                                      &s->model);
+    else if (s->attached)
+        rc = lps_model_attach(src->module, src->torch_build, s->device, exec_of(s), &s->model);
+    else
+        rc = lps_model_load(s->model_path, s->device, exec_of(s), &s->model);
     if (rc) goto fail;
     if ((rc = build_tree(s))) goto fail;
 
@@ -315,7 +319,7 @@ int session_open_from(lp_session **out, const lp_options *opts, const session_so
     lp_format_date((long long)time(NULL), s->date, sizeof s->date);
 
     lps_pt2_info pt2 = {0};
-    if (!s->attached) lps_model_pt2_info(s->model, &pt2);
+    lps_model_pt2_info(s->model, &pt2); /* a package loaded, or attached */
     s->pt2 = pt2.is_pt2;
     if (pt2.is_pt2) {
         session_add_pt2_notes(s, &pt2);

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# run_install_test.sh BUILD SOURCE MODEL: installs BUILD into a temporary prefix, then builds
+# run_install_test.sh BUILD SOURCE MODEL [PT2_DIR]: installs BUILD into a temporary prefix, then builds
 # examples/profile_model.c as an outside project twice, with find_package(layerprof) and with
 # pkg-config, and examples/attach.cpp (C++, libtorch too) with find_package, and runs them on
 # MODEL (which takes 1x3x16x16). Neither build sees the source tree's include/ or src/.
 # LP_CONSUMER_FLAGS: extra compiler and linker flags for both (the sanitizer build's, since a
 # program linking an ASan library must be built with ASan too).
+# PT2_DIR (libtorch 2.x builds): integration.pt2_export's packages; examples/attach_pt2.cpp is then
+# built the same way and run on nested.pt2.
 set -euo pipefail
-build=$(cd "$1" && pwd) src=$(cd "$2" && pwd) model=$3
+build=$(cd "$1" && pwd) src=$(cd "$2" && pwd) model=$3 pt2_dir=${4:-}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 prefix=$work/prefix
@@ -43,6 +45,19 @@ cmake -S "$src/tests/install/consumer_cxx" -B "$work/cxx-build" -DCMAKE_PREFIX_P
 cmake --build "$work/cxx-build" > "$work/build-cxx.log" 2>&1 || { cat "$work/build-cxx.log"; exit 1; }
 "$work/cxx-build/attach" "$model" 1x3x16x16 > "$work/out4.txt"
 
+outs="out1 out2 out3 out4"
+if [ -n "$pt2_dir" ]; then
+    echo "== the same C++ project on a package it loads itself (layerprof_pt2.hpp)"
+    [ -e "$prefix/include/layerprof_pt2.hpp" ] || { echo "not installed: layerprof_pt2.hpp"; exit 1; }
+    cmake -S "$src/tests/install/consumer_cxx" -B "$work/pt2-build" -DCMAKE_PREFIX_PATH="$prefix" \
+          -DCMAKE_CXX_FLAGS="$extra" -DCMAKE_EXE_LINKER_FLAGS="$extra" \
+          -DLP_EXAMPLE="$src/examples/attach_pt2.cpp" > "$work/configure-pt2.log" 2>&1 ||
+        { cat "$work/configure-pt2.log"; exit 1; }
+    cmake --build "$work/pt2-build" > "$work/build-pt2.log" 2>&1 || { cat "$work/build-pt2.log"; exit 1; }
+    "$work/pt2-build/attach" "$pt2_dir/nested.pt2" 1x3x16x16 > "$work/out5.txt"
+    outs="$outs out5"
+fi
+
 echo "== pkg-config layerprof"
 flags=$(PKG_CONFIG_PATH="$libdir/pkgconfig" pkg-config --cflags --libs layerprof)
 # shellcheck disable=SC2086 # both are lists of words
@@ -54,7 +69,7 @@ LD_LIBRARY_PATH="$libdir" "$work/profile_model_pc" "$model" > "$work/out2.txt"
 echo "== the installed CLI"
 "$prefix/bin/layerprof" "$model" --iterations 2 --warmup 1 > "$work/out3.txt"
 
-for out in out1 out2 out3 out4; do
+for out in $outs; do
     grep -q '^├── \|^└── ' "$work/$out.txt" ||
         { echo "$out: no module tree:"; cat "$work/$out.txt"; exit 1; }
 done

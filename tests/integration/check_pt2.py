@@ -3,7 +3,8 @@
 
     check_pt2.py LAYERPROF PT2_DIR [MODEL...]
 
-PT2_DIR holds what pt2_models.py exported. For every model package (JSON report, 3 forwards):
+PT2_DIR holds what pt2_models.py exported. For every model package (JSON report, 3 forwards), its kernels
+seen both ways (the package's rebound imports, and the RecordFunction callback):
   - every module the package gives calls has the calls eager forward hooks counted (a module
     held under two paths: the sum over its paths), and every module with kernels of its own has
     calls; the root is called once per forward;
@@ -46,18 +47,19 @@ def check(ok, what):
         print(f"FAIL: {what}", flush=True)
 
 
-def run(args):
-    p = subprocess.run(args, capture_output=True, text=True, timeout=600)
+def run(args, env=None):
+    p = subprocess.run(args, capture_output=True, text=True, timeout=600,
+                       env=dict(os.environ, **(env or {})))
     return p.returncode, p.stdout + p.stderr
 
 
 FIGURES = ["--columns", "self_cpu,cpu_total,flops,self_flops,out_shape"]
 
 
-def report(lp, model, tmp, extra=(), tag=""):
+def report(lp, model, tmp, extra=(), tag="", env=None):
     out = os.path.join(tmp, os.path.basename(model) + tag + ".json")
     rc, text = run([lp, model, "--iterations", "3", "--warmup", "1", "--format", "json",
-                    "--output", out, *extra])
+                    "--output", out, *extra], env)
     check(rc == 0, f"{model}: exit {rc}: {text.strip()[-400:]}")
     if rc:
         return None, text
@@ -65,11 +67,15 @@ def report(lp, model, tmp, extra=(), tag=""):
         return json.load(f), text
 
 
-def check_model(lp, d, name, tmp, extra=(), tag=""):
-    data, _ = report(lp, os.path.join(d, name + ".pt2"), tmp, extra, tag)
+def check_model(lp, d, name, tmp, extra=(), tag="", how=None):
+    """`how`: the kernels seen through the package's rebound imports (the default without
+    --events) or through the RecordFunction callback (--events uses it); None: the default."""
+    env = {"LAYERPROF_PT2_KERNELS": how} if how else None
+    data, _ = report(lp, os.path.join(d, name + ".pt2"), tmp, extra, tag, env)
     if data is None:
         return
-    model, name = name, name + tag  # the files' name, and the checks' label
+    # the files' name, and the checks' label
+    model, name = name, name + tag + (f" ({how})" if how else "")
     with open(os.path.join(d, model + ".counts.json")) as f:
         counts = json.load(f)
     eager = {}
@@ -165,7 +171,9 @@ def main():
         for name in names:
             if name == "transformer_dyn":
                 continue  # at several shapes, below
-            check_model(lp, d, name, tmp)
+            # Every check holds for both ways of seeing the kernels.
+            check_model(lp, d, name, tmp, how="imports")
+            check_model(lp, d, name, tmp, tag=".callback", how="callback")
 
         # FLOPs and output shapes: the package's map against the TorchScript file of one model.
         if "resnet18" in names:

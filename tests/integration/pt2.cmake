@@ -23,3 +23,16 @@ else()
                    ${CMAKE_CURRENT_BINARY_DIR})
   set_tests_properties(integration.pt2 PROPERTIES LABELS "integration;pt2" TIMEOUT 120)
 endif()
+
+# A package the program loaded itself (layerprof_pt2.hpp), against the CLI's sessions on the same
+# packages; links libtorch itself (cmake/LpTorchProgram.cmake).
+if(LP_TORCH_VERSION VERSION_GREATER_EQUAL 2)
+  add_executable(test_attach_pt2 ${CMAKE_CURRENT_SOURCE_DIR}/test_attach_pt2.cpp)
+  lp_torch_program(test_attach_pt2)
+  add_test(NAME integration.attach_pt2 COMMAND test_attach_pt2 ${CMAKE_CURRENT_BINARY_DIR}/pt2)
+  add_test(NAME examples.attach_pt2
+           COMMAND ${LP_BASH} ${CMAKE_CURRENT_SOURCE_DIR}/test_attach_pt2_example.sh
+                   $<TARGET_FILE:attach_pt2> $<TARGET_FILE:layerprof> ${CMAKE_CURRENT_BINARY_DIR}/pt2)
+  set_tests_properties(integration.attach_pt2 examples.attach_pt2 PROPERTIES
+                       LABELS "integration;pt2" TIMEOUT 600 FIXTURES_REQUIRED pt2_packages)
+endif()

@@ -352,6 +352,50 @@ static void test_self_is_direct_launches_and_total_includes_children(void **stat
     assert_true(TREE(state)->has_cuda_time);
 }
 
+/* An AOTInductor package (docs/pt2.md) reaches the collector as shim/aoti.cpp delivers it: the
+ * forward is one call of the root; each compiled kernel enters, as method frames (time, no call),
+ * the chain of modules from below the root down to where the map places it, and leaves them when
+ * it ends. A Triton kernel's launch (driver API) inside that frame must land where the CPU
+ * kernel's time does: a kernel of a.x in a.x, a kernel that fused a.x and b in their lowest
+ * common ancestor (the root: an empty chain), one that fused a and a.x in a. Work the wrapper
+ * launches between kernels is the root's; a launch after the forward is no module's. */
+static void package_kernel(lp_collector *c, fake_cupti *f, const int32_t *chain, int n,
+                           uint64_t start, uint64_t end) {
+    for (int i = 0; i < n; i++)
+        lp_ev_method_enter(c, chain[i], 0);
+    launch(f, LP_CUDA_KERNEL, start, end);
+    for (int i = 0; i < n; i++)
+        lp_ev_call_exit(c, 0);
+}
+
+static void test_package_kernels_land_where_their_cpu_time_does(void **state) {
+    static const int32_t in_ax[] = {A, AX}, in_a[] = {A}, in_b[] = {B};
+    lp_collector *c = start(state, 0, NULL);
+    fake_cupti *f = CUPTI(state);
+    enter(c, ROOT);
+    package_kernel(c, f, in_ax, 2, 0, 100);    /* triton_poi_fused_convolution_0: a.x */
+    package_kernel(c, f, NULL, 0, 100, 130);   /* fused a.x and b: their LCA, the root */
+    launch(f, LP_CUDA_MEMSET, 130, 132);       /* the wrapper's, between kernels */
+    package_kernel(c, f, in_a, 1, 200, 250);   /* fused a and a.x: a */
+    package_kernel(c, f, in_b, 1, 300, 310);   /* a kernel of b */
+    package_kernel(c, f, in_ax, 2, 400, 1400); /* a.x again */
+    leave(c);
+    launch(f, LP_CUDA_KERNEL, 2000, 2009); /* after the forward: untagged */
+    lp_collector_count_iteration(c);
+    finish(state);
+
+    ASSERT_CUDA(FIG(state, AX), 100 + 1000, 1100);
+    ASSERT_CUDA(FIG(state, A), 50, 50 + 1100);
+    ASSERT_CUDA(FIG(state, B), 10, 10);
+    ASSERT_CUDA(FIG(state, ROOT), 30 + 2, 32 + 1150 + 10);
+    ASSERT_CUDA(FIG(state, C), 0, 0);
+    assert_int_equal(STATS(state)->attributed, 6);
+    assert_int_equal(STATS(state)->unattributed, 1);
+    assert_int_equal(STATS(state)->unattributed_ns, 9);
+    assert_int_equal(f->mismatched, 0);
+    assert_int_equal(f->sp, 0);
+}
+
 static void test_kernels_in_an_op_count_for_the_op_and_its_module(void **state) {
     static const char *const linear = "aten::linear", *const addmm = "aten::addmm";
     lp_collector *c = start(state, 1, NULL);
@@ -513,6 +557,7 @@ int main(void) {
         TEST(test_dropped_records_are_reported_and_stats_accumulate_over_runs),
         TEST(test_many_records_grow_the_buffers),
         TEST(test_self_is_direct_launches_and_total_includes_children),
+        TEST(test_package_kernels_land_where_their_cpu_time_does),
         TEST(test_kernels_in_an_op_count_for_the_op_and_its_module),
         TEST(test_iterations_and_runs_accumulate),
         TEST(test_unselected_modules_push_nothing_and_have_no_total),
