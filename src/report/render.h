@@ -73,6 +73,12 @@ int lp_render_trace(const lp_tree *tree, const lp_timeline *tl, const json_t *ru
 /* `tl` may be NULL or empty: the memory-over-time chart is then left out. */
 int lp_render_html(const lp_tree *tree, const lp_timeline *tl, const json_t *run, FILE *out);
 
+/* Prometheus' text exposition (LP_FORMAT_OPENMETRICS, render_openmetrics.c): docs/sampling.md.
+ * Histograms come from ro->hist when given (a session), else from the tree's sums alone (a
+ * report read back): then each histogram is its +Inf bucket, _sum and _count. */
+int lp_render_openmetrics(const lp_tree *tree, const json_t *run, const lp_render_opts *ro,
+                          FILE *out);
+
 /* ---- formats.c: the table of formats {format, names, extensions, renderer} --------------------
  */
 

@@ -563,7 +563,7 @@ done
 for f in "${FORMATS[@]}"; do
     rm -f "$TMP/out.$f" "$TMP/bad.out"
     expect_error "--format xml beside --format $f" 2 \
-        "^layerprof: error: --format must be tree, json, csv, markdown, trace, html or summary, got 'xml'" 30 -- \
+        "^layerprof: error: --format must be tree, json, csv, markdown, trace, html, summary or openmetrics, got 'xml'" 30 -- \
         "$RESNET" --iterations 10000000 --format "$f" --output "$TMP/out.$f" --format xml --output "$TMP/bad.out"
     [ -e "$TMP/out.$f" ] || [ -e "$TMP/bad.out" ] && fail "--format xml beside --format $f: a file was created"
     cli_body=$(body_of "$ERR")
@@ -579,7 +579,7 @@ for f in "${FORMATS[@]}"; do
         show
     fi
 done
-expect_error "--format json:x" 2 "--format must be tree, json, csv, markdown, trace, html or summary, got 'json:x'" 30 -- \
+expect_error "--format json:x" 2 "--format must be tree, json, csv, markdown, trace, html, summary or openmetrics, got 'json:x'" 30 -- \
     "$RESNET" --iterations 10000000 --format json:x
 
 # ---------------------------------------------------------------------------------------------------
