@@ -3,8 +3,10 @@
 Prometheus (Debian's `prometheus`) scrapes layerprof-serve every second while it runs a fixed
 number of forwards, every one sampled, and a few times after they stopped, when the figures no
 longer move. Then its HTTP API must report what the session reports on /metrics at that point:
-the calls of two modules, the sampled forwards, and a histogram's count; and the p99 query of
-docs/production.md must give a finite number for a module. Exit 77 (skipped) without prometheus.
+the calls of two modules, the sampled forwards, and a histogram's count. The PromQL of
+docs/production.md runs as written there (its recording rule loaded, its windows widened to cover
+the run, its offset shortened): the p99 query gives a finite number for both modules, the shares
+of the forward add up to 1, and the "grew most" queries give one module. Exit 77 (skipped) without prometheus.
 Every process it starts dies with it, whatever the path out (serve_util.Processes)."""
 
 import json
@@ -18,8 +20,8 @@ import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import serve_util as su  # noqa: E402
-from serve_metrics import (CALLS, SAMPLED, SELF_HIST, module_calls,  # noqa: E402
-                           sampled_forwards, self_count)
+from serve_metrics import (CALLS, SAMPLED, module_calls, production_doc,  # noqa: E402
+                           sampled_forwards, self_count, SELF_HIST)
 
 serve, model, shape = sys.argv[1:4]
 prometheus = shutil.which("prometheus")
@@ -34,15 +36,28 @@ work = tempfile.mkdtemp(prefix="lp-prometheus-")
 try:
     serve_port, prom_port = su.free_port(), su.free_port()
     job = "layerprof-test"
+    window = "120s"  # the doc's 5m and 1h: wide enough to cover the whole test
+
+    def as_tested(doc_text):
+        return (doc_text.replace("[5m]", f"[{window}]").replace("[1h]", f"[{window}]")
+                .replace("offset 1d", "offset 2s").replace('"v42"', '"test"')
+                .replace('"v41"', '"test"'))
+    rules_yaml, doc_queries = production_doc()
+    rules = os.path.join(work, "rules.yml")
+    with open(rules, "w") as f:
+        f.write(as_tested(rules_yaml))
     config = os.path.join(work, "prometheus.yml")
     with open(config, "w") as f:
         f.write(f"""global:
   scrape_interval: 1s
   evaluation_interval: 1s
+rule_files: ['{rules}']
 scrape_configs:
   - job_name: {job}
     static_configs:
       - targets: ['127.0.0.1:{serve_port}']
+        labels:
+          version: 'test'
 """)
     prom_api = f"http://127.0.0.1:{prom_port}"
 
@@ -109,15 +124,22 @@ scrape_configs:
         theirs = one_value(f'{SELF_HIST}_count{{{sel},module="{module}"}}', last_scrape)
         assert theirs == self_count(session, module) == module_calls(session, module), theirs
 
-        # docs/production.md's p99 query, its window covering the run.
-        window = max(30, int(time.time() - stable_since) + 30)
-        p99 = query(f'histogram_quantile(0.99, sum by (le, module) '
-                    f'(rate({SELF_HIST}_bucket{{{sel}}}[{window}s])))', last_scrape)
+        # docs/production.md's p99 query.
+        p99 = query(as_tested(doc_queries[0]), last_scrape)
         by_module = {r["metric"].get("module"): float(r["value"][1]) for r in p99}
         for module in MODULES:
             value = by_module.get(module)
             assert value is not None and math.isfinite(value) and value > 0, (module, p99)
         print(f"p99 self time of {MODULES}: {[by_module[m] for m in MODULES]} s")
+
+        # Its recording rule: the shares of the exported modules add up to the forward.
+        total = one_value("sum by (model) (model_module:layerprof_self_share:rate1h)", last_scrape)
+        assert abs(total - 1) < 1e-6, total
+        # "Grew most since the deploy", both ways: one module (whose share did not change here).
+        for q in doc_queries[1:3]:
+            result = query(as_tested(q), last_scrape)
+            assert len(result) == 1 and result[0]["metric"].get("module"), (q, result)
+            assert abs(float(result[0]["value"][1])) < 1e-6, (q, result)
 
         # promtool on what Prometheus scraped, as test_serve_example does on a direct read.
         promtool = shutil.which("promtool")

@@ -17,7 +17,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import serve_util as su  # noqa: E402
-from serve_metrics import CONTENT_TYPE, module_calls, sampled_forwards, self_count  # noqa: E402
+from serve_metrics import (CONTENT_TYPE, ROOT, module_calls, sampled_forwards,  # noqa: E402
+                           self_count)
 
 serve, model, shape = sys.argv[1:4]
 
@@ -83,7 +84,7 @@ try:
         assert content_type == CONTENT_TYPE, content_type
         samples = su.parse_exposition(body)
         assert sampled_forwards(samples) == forwards, body
-        calls = model_calls = module_calls(samples, "")
+        model_calls = module_calls(samples, ROOT)
         assert model_calls == forwards, (model_calls, body)
         for module in ["stem", "block"]:
             calls = module_calls(samples, module)
