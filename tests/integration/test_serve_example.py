@@ -4,7 +4,7 @@
   a port already in use: one line and exit 1.
 - A run of a fixed number of forwards, every one sampled: /metrics answers with the exposition's
   content type, its figures are the run's (sampled forwards, a module's calls and its histogram's
-  count), a scrape while the forwards run succeeds too, and `promtool check metrics` passes on it
+  count; the self times add up to the forward's), a scrape while the forwards run succeeds too, and `promtool check metrics` passes on it
   (where promtool is installed; said otherwise). SIGTERM stops it with exit 0."""
 
 import os
@@ -17,8 +17,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import serve_util as su  # noqa: E402
-from serve_metrics import (CONTENT_TYPE, ROOT, module_calls, sampled_forwards,  # noqa: E402
-                           self_count)
+from serve_metrics import (CONTENT_TYPE, ROOT, SELF_HIST, module_calls,  # noqa: E402
+                           sampled_forwards, self_count)
 
 serve, model, shape = sys.argv[1:4]
 
@@ -90,6 +90,12 @@ try:
             calls = module_calls(samples, module)
             assert calls > 0 and calls % forwards == 0, (module, calls)  # n per forward
             assert self_count(samples, module) == calls, (module, body)
+        # The exported modules' self times add up to the forward's total (docs/production.md's
+        # share query divides by their sum).
+        self_sums = [v for (n, ls), v in samples.items() if n == SELF_HIST + "_sum"]
+        forward_total = su.sample(samples, "layerprof_module_total_seconds_sum", module=ROOT)
+        assert forward_total > 0 and abs(sum(self_sums) - forward_total) < 1e-6, \
+            (sum(self_sums), forward_total)
         # Other paths and methods are refused, not crashed on.
         assert su.http_get(f"http://127.0.0.1:{port}/")[0] == 404
 
