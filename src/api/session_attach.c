@@ -29,10 +29,12 @@ int lp_session_forward_begin(lp_session *s) {
     if (!s->attached)
         return lp_error_set(LP_ERR_STATE, "lp_session_forward_begin: the session loaded its model "
                                           "itself: run it with lp_session_forward");
+    if (s->live) return session_live_begin(s);
     if (s->in_forward)
         return lp_error_set(LP_ERR_STATE, "lp_session_forward_begin: a forward is already open: "
                                           "end it first (lp_session_forward_end)");
-    int profiled = session_profiling_now(s);
+    int profiled = session_profiling_now(s) && session_sample(s);
+    atomic_fetch_add(&s->forwards_seen, 1);
     int rc = profiled ? session_apply_pending_clear(s) : LP_OK;
     if (!rc && profiled) rc = session_target_for_forward(s);
     if (!rc && profiled) rc = session_hooks_install(s);
@@ -61,6 +63,7 @@ static void note_early_forward(lp_session *s) {
 
 int lp_session_forward_end(lp_session *s, int completed) {
     if (!s) return lp_error_set(LP_ERR_INVALID, "lp_session_forward_end: session is NULL");
+    if (s->live) return session_live_end(s, completed);
     if (!s->in_forward)
         return lp_error_set(LP_ERR_STATE, "lp_session_forward_end: no forward is open "
                                           "(lp_session_forward_begin was not called)");
@@ -70,6 +73,7 @@ int lp_session_forward_end(lp_session *s, int completed) {
     if (rc || !completed) {
         lp_collector_reset_stacks(s->collector);
     } else if (s->forward_profiled) {
+        atomic_fetch_add(&s->forwards_sampled, 1);
         s->driver_ns += lps_last_forward_ns(s->model);
         atomic_store(&s->dirty, 1);
         rc = lp_cuda_prof_iteration_done(s->cuda, s->collector);
