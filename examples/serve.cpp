@@ -157,11 +157,13 @@ torch::Tensor make_tensor(const lp_input_spec &spec) {
     auto options = torch::TensorOptions().dtype(types[spec.dtype]);
     if (spec.fill == LP_FILL_ZEROS) return torch::zeros(shape, options);
     if (spec.fill == LP_FILL_ONES) return torch::ones(shape, options);
-    bool floating = spec.dtype <= LP_DTYPE_BFLOAT16;
-    double low = spec.has_range ? spec.low : 0, high = spec.has_range ? spec.high
-                                                       : floating     ? 1
-                                                                      : 2;
-    if (floating) return torch::rand(shape, options) * (high - low) + low;
+    // Random: in [low, high) when a range was given, else floats in [0, 1) and integers 0 or 1.
+    double low = spec.has_range ? spec.low : 0;
+    if (spec.dtype <= LP_DTYPE_BFLOAT16) {
+        double high = spec.has_range ? spec.high : 1;
+        return torch::rand(shape, options) * (high - low) + low;
+    }
+    double high = spec.has_range ? spec.high : 2;
     return torch::randint(static_cast<int64_t>(low), static_cast<int64_t>(high), shape, options);
 }
 
@@ -183,16 +185,6 @@ std::string one_line(const std::exception &e) {
 // its parser by this header.
 const char *const metrics_content_type = "text/plain; version=0.0.4; charset=utf-8";
 
-// What the HTTP thread needs: the session to render, nothing else.
-struct Server {
-    layerprof::Session *session;
-};
-
-int append_to_string(void *payload, const char *data, size_t size) {
-    static_cast<std::string *>(payload)->append(data, size);
-    return 0;
-}
-
 MHD_Result reply(MHD_Connection *connection, unsigned status, const std::string &body,
                  const char *content_type) {
     // The body is copied: the string is gone when this returns, MHD sends it later.
@@ -213,7 +205,7 @@ MHD_Result reply(MHD_Connection *connection, unsigned status, const std::string 
 // reads the session's histograms without stopping them (docs/production.md).
 MHD_Result handle_request(void *cls, MHD_Connection *connection, const char *url,
                           const char *method, const char *, const char *, size_t *, void **) {
-    auto *server = static_cast<Server *>(cls);
+    auto *session = static_cast<layerprof::Session *>(cls);
     if (std::strcmp(url, "/metrics") != 0)
         return reply(connection, MHD_HTTP_NOT_FOUND, "only /metrics is served here\n",
                      "text/plain");
@@ -221,9 +213,8 @@ MHD_Result handle_request(void *cls, MHD_Connection *connection, const char *url
         return reply(connection, MHD_HTTP_METHOD_NOT_ALLOWED, "GET /metrics\n", "text/plain");
     std::string body;
     try {
-        layerprof::check(lp_session_render_to(server->session->get(), LP_FORMAT_OPENMETRICS,
-                                              append_to_string, &body));
-    } catch (const std::exception &e) { // layerprof's error, or out of memory
+        body = session->render(LP_FORMAT_OPENMETRICS); // lp_session_render_to into a string
+    } catch (const std::exception &e) {                // layerprof's error, or out of memory
         return reply(connection, MHD_HTTP_INTERNAL_SERVER_ERROR,
                      std::string("layerprof: ") + e.what() + "\n", "text/plain");
     }
@@ -272,13 +263,12 @@ int main(int argc, char **argv) {
         bad_input("the model's forward failed on the inputs: " + one_line(e));
     }
 
-    Server server{session.get()};
     // Internal polling thread: libmicrohttpd runs the socket; /metrics is rendered there. Its
     // own error log is off: the one line below says what failed.
     errno = 0;
     MHD_Daemon *daemon =
         MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD, static_cast<uint16_t>(config.port),
-                         nullptr, nullptr, &handle_request, &server, MHD_OPTION_END);
+                         nullptr, nullptr, &handle_request, session.get(), MHD_OPTION_END);
     if (!daemon) {
         std::fprintf(stderr, "layerprof-serve: cannot serve on port %ld: %s\n", config.port,
                      errno ? std::strerror(errno) : "libmicrohttpd could not start");
@@ -318,6 +308,8 @@ int main(int argc, char **argv) {
             std::this_thread::sleep_until(next);
         }
     };
+    if (config.forwards == 0)
+        std::fprintf(stderr, "layerprof-serve: 0 forwards done, serving /metrics\n");
     std::vector<std::thread> workers;
     for (long t = 0; t < config.threads; t++)
         workers.emplace_back(worker);
@@ -329,7 +321,8 @@ int main(int argc, char **argv) {
         t.join();
     MHD_stop_daemon(daemon); // no render runs after this: the session may close
     session.reset();
+    if (failed) return 1; // the forward's failure was said when it happened
     std::fprintf(stderr, "layerprof-serve: stopped by %s after %ld forwards\n",
                  signal_number == SIGINT ? "SIGINT" : "SIGTERM", done.load());
-    return failed ? 1 : 0;
+    return 0;
 }
