@@ -5,7 +5,8 @@
 - A run of a fixed number of forwards, every one sampled: /metrics answers with the exposition's
   content type, its figures are the run's (sampled forwards, a module's calls and its histogram's
   count; the self times add up to the forward's), a scrape while the forwards run succeeds too, and `promtool check metrics` passes on it
-  (where promtool is installed; said otherwise). SIGTERM stops it with exit 0."""
+  (where promtool is installed; said otherwise). SIGTERM stops it with exit 0.
+- Every 4th forward sampled: a quarter of the forwards, and their calls."""
 
 import os
 import shutil
@@ -110,6 +111,17 @@ try:
         proc.send_signal(15)
         assert proc.wait(timeout=30) == 0, open(log).read()
         assert su.log_has(log, f"stopped by SIGTERM after {forwards} forwards"), open(log).read()
+    # Every 4th forward over 2 threads: exactly a quarter of them, their calls and nothing else.
+    port = su.free_port()
+    with su.Processes() as procs:
+        proc = procs.start([serve] + base + ["--sample-every", "4", "--port", str(port),
+                                             "--threads", "2", "--rate", "0",
+                                             "--forwards", str(forwards)], log)
+        su.wait_for("the forwards", lambda: su.log_has(log, "forwards done"), 60, proc, log)
+        samples = su.parse_exposition(su.http_get(f"http://127.0.0.1:{port}/metrics")[2])
+        assert sampled_forwards(samples) == forwards // 4, samples
+        assert module_calls(samples, ROOT) == forwards // 4, samples
+        assert self_count(samples, "block") == module_calls(samples, "block") == forwards // 2
     print("test_serve_example: ok")
 finally:
     shutil.rmtree(work, ignore_errors=True)
