@@ -3,10 +3,10 @@
 //
 //   layerprof-serve MODEL.pt [--input SHAPE[:DTYPE][:FILL]]... [--sample-every N] [--port P] ...
 //
-// What a real service copies from here: attach a sampling session to the module before its first
-// forward, wrap each request's forward in a layerprof::Session::Forward scope, and answer
-// GET /metrics with lp_session_render_to(LP_FORMAT_OPENMETRICS). The rest (the synthetic request
-// loop, the flags) stands in for the service's own code.
+// What a real service copies from here (the comments [1/3] to [3/3]): attach a sampling session to
+// the module before its first forward, wrap each request's forward in a layerprof::Session::Forward
+// scope, and answer GET /metrics with lp_session_render_to(LP_FORMAT_OPENMETRICS). The rest (the
+// synthetic request loop, the flags) stands in for the service's own code.
 //
 // Exit status: 0 after SIGINT/SIGTERM; 2 for bad input (a flag, the model, inputs the model
 // refuses); 1 for a failure at run time (the port cannot be bound, a forward fails later).
@@ -213,8 +213,9 @@ MHD_Result handle_request(void *cls, MHD_Connection *connection, const char *url
         return reply(connection, MHD_HTTP_METHOD_NOT_ALLOWED, "GET /metrics\n", "text/plain");
     std::string body;
     try {
-        body = session->render(LP_FORMAT_OPENMETRICS); // lp_session_render_to into a string
-    } catch (const std::exception &e) {                // layerprof's error, or out of memory
+        // [3/3] The exposition, rendered per scrape (lp_session_render_to into a string).
+        body = session->render(LP_FORMAT_OPENMETRICS);
+    } catch (const std::exception &e) { // layerprof's error, or out of memory
         return reply(connection, MHD_HTTP_INTERNAL_SERVER_ERROR,
                      std::string("layerprof: ") + e.what() + "\n", "text/plain");
     }
@@ -249,7 +250,8 @@ int main(int argc, char **argv) {
     options.model_path = config.model; // the `model` label; nothing is loaded from it
     if (lp_options_validate(&options) != LP_OK) bad_input(lp_error_last());
 
-    // Attached before the module's first forward, which TorchScript compiles for the module's life.
+    // [1/3] Attached before the module's first forward, which TorchScript compiles for the
+    // module's life; the options say which forwards are sampled.
     std::unique_ptr<layerprof::Session> session;
     try {
         session = std::make_unique<layerprof::Session>(module, options);
@@ -291,6 +293,7 @@ int main(int argc, char **argv) {
             long request = next_request++;
             if (config.forwards >= 0 && request >= config.forwards) break;
             try {
+                // [2/3] One request's forward: recorded when the sampler picks it.
                 layerprof::Session::Forward scope(*session);
                 module.forward(inputs);
                 scope.end();
