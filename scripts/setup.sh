@@ -26,6 +26,9 @@ PACKAGES=(build-essential cmake pkg-config git
 if [ $want_test = 1 ]; then
   # python3-torchaudio: the speech models of the real-model suite (integration.real_models)
   PACKAGES+=(clang libclang-rt-14-dev valgrind chromium chromium-driver python3-torchaudio)
+  # promtool checks the openmetrics output (integration.openmetrics); libtsan2 is what
+  # scripts/tsan.sh links (ThreadSanitizer over the live-session test)
+  PACKAGES+=(prometheus libtsan2)
 fi
 missing=()
 for p in "${PACKAGES[@]}"; do
