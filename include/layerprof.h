@@ -419,7 +419,7 @@ typedef struct lp_options {
     double sample_budget;
     /* LP_FORMAT_OPENMETRICS: modules deeper than this are folded into their ancestor at this
      * depth (its self time then includes theirs), which bounds the series; -1: no limit. Default
-     * 1: a resnet50 gives 11 modules, 429 series (docs/sampling.md). */
+     * 1: a resnet50 (or resnet18) gives 11 modules, 420 series (docs/sampling.md). */
     int metrics_depth;
 } lp_options;
 

@@ -26,10 +26,12 @@ PACKAGES=(build-essential cmake pkg-config git
           libtorch-dev python3-torch python3-torchvision python3-venv
           libyaml-dev libcmocka-dev libjansson-dev libmicrohttpd-dev)
 if [ $want_test = 1 ]; then
-  # python3-torchaudio: the speech models of the real-model suite (integration.real_models);
-  # prometheus (with promtool): integration.prometheus and examples.serve
-  PACKAGES+=(clang libclang-rt-14-dev valgrind chromium chromium-driver python3-torchaudio
-             prometheus)
+  # python3-torchaudio: the speech models of the real-model suite (integration.real_models)
+  PACKAGES+=(clang libclang-rt-14-dev valgrind chromium chromium-driver python3-torchaudio)
+  # prometheus (with promtool): integration.openmetrics checks the openmetrics output,
+  # integration.prometheus scrapes examples/serve.cpp; libtsan2 is what scripts/tsan.sh links
+  # (ThreadSanitizer over the live-session test)
+  PACKAGES+=(prometheus libtsan2)
 fi
 missing=()
 for p in "${PACKAGES[@]}"; do
