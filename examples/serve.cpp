@@ -264,6 +264,7 @@ int main(int argc, char **argv) {
     } catch (const std::exception &e) {
         bad_input("the model's forward failed on the inputs: " + one_line(e));
     }
+    lp_options_release(&options); // what lp_options_set copied: the session keeps its own copy
 
     // Internal polling thread: libmicrohttpd runs the socket; /metrics is rendered there. Its
     // own error log is off: the one line below says what failed.

@@ -36,6 +36,8 @@ MODULES = ["stem", "block"]  # models/nested.pt: 1 and 2 calls per forward
 work = tempfile.mkdtemp(prefix="lp-prometheus-")
 try:
     serve_port, prom_port = su.free_port(), su.free_port()
+    while prom_port == serve_port:
+        prom_port = su.free_port()
     job = "layerprof-test"
     window = "120s"  # the doc's 5m and 1h: wide enough to cover the whole test
 
