@@ -4,6 +4,7 @@
 //
 //   lp_bench_sampling stream MODEL.pt SPEC [--block B] [--rounds R]
 //   lp_bench_sampling render MODEL.pt SPEC [--renders N]
+//   lp_bench_sampling pairs MODEL.pt SPEC
 //
 // `stream`: four copies of the model loaded in one process, one intra-op thread, the input SPEC
 // (lp_input_spec_parse's syntax: a float tensor, or an integer one with a range):
@@ -152,6 +153,37 @@ static int stream(const char *path, const char *spec, int block, int rounds, con
     return 0;
 }
 
+// `pairs`: lp_session_forward_begin + _end on a live session, sampled never, with no forward in
+// between: what the API adds to an unsampled forward, apart from the markers in the graph.
+static int pairs(const char *path, const char *spec, const char *name) {
+    std::vector<c10::IValue> in{make_input(spec)};
+    torch::jit::Module module = torch::jit::load(path);
+    module.eval();
+    lp_options o;
+    lp_options_init(&o);
+    o.model_path = path;
+    o.sample_every = INT_MAX;
+    layerprof::Session session(module, o);
+    session.warmup(in);
+    { // the sampler's first decision profiles: take it here
+        layerprof::Session::Forward scope(session);
+        module.forward(in);
+        scope.end();
+    }
+    const int n = 200000;
+    std::vector<double> ns;
+    for (int r = 0; r < 5; r++) {
+        uint64_t t0 = cpu_ns();
+        for (int i = 0; i < n; i++) {
+            lp_session_forward_begin(session.get());
+            lp_session_forward_end(session.get(), 1);
+        }
+        ns.push_back((double)(cpu_ns() - t0) / n);
+    }
+    std::printf("PAIRS|%s|%.0f\n", name, median(ns));
+    return 0;
+}
+
 static int append(void *payload, const char *data, size_t size) {
     static_cast<std::string *>(payload)->append(data, size);
     return 0;
@@ -222,6 +254,7 @@ int main(int argc, char **argv) {
     try {
         if (!std::strcmp(argv[1], "stream"))
             return stream(argv[2], argv[3], block, rounds, name.c_str());
+        if (!std::strcmp(argv[1], "pairs")) return pairs(argv[2], argv[3], name.c_str());
         if (!std::strcmp(argv[1], "render")) return render(argv[2], argv[3], renders, name.c_str());
     } catch (const std::exception &e) {
         std::fprintf(stderr, "lp_bench_sampling: %s\n", e.what());

@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include "api/session_internal.h"
+#include "base/clock.h"
 #include "base/error.h"
 #include "config/options_version.h"
 
@@ -45,6 +46,7 @@ int lp_session_forward_begin(lp_session *s) {
     }
     s->in_forward = 1;
     s->forward_profiled = profiled;
+    s->forward_t0 = s->sampler.budget > 0 ? lp_now_ns() : 0;
     return LP_OK;
 }
 
@@ -83,6 +85,8 @@ int lp_session_forward_end(lp_session *s, int completed) {
             note_early_forward(s);
         }
     }
+    if (!rc && completed && s->sampler.budget > 0)
+        lp_sampler_observe(&s->sampler, s->forward_profiled, lp_now_ns() - s->forward_t0);
     int hrc = session_hooks_remove(s); /* the program's other code runs unobserved */
     return rc ? rc : hrc;
 }

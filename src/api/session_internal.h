@@ -82,6 +82,7 @@ struct lp_session {
     int pt2;               /* the model is an AOTInductor package (.pt2) */
     int in_forward;        /* between lp_session_forward_begin and lp_session_forward_end */
     int forward_profiled;  /* that forward is recorded */
+    uint64_t forward_t0;   /* its start, for the sampler's budget */
     int attached_forwards; /* forwards run through begin/end since the module was attached */
     int early_noted;       /* the note on profiling one of those first forwards was added */
     int flops;             /* a flops column was asked for: ops' FLOPs are recorded */

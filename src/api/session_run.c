@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "api/session_internal.h"
+#include "base/clock.h"
 #include "base/error.h"
 #include "base/units.h"
 
@@ -131,7 +132,9 @@ int lp_session_forward(lp_session *s, void **output, size_t *output_size) {
     if (!rc && profiled) rc = session_target_for_forward(s);
     if (!rc && profiled) rc = session_hooks_install(s);
     session_output kept = {NULL, 0};
+    uint64_t t0 = s->sampler.budget > 0 ? lp_now_ns() : 0; /* the budget's measured costs */
     if (!rc) rc = session_forward_once(s, profiled, output ? &kept : NULL);
+    if (!rc && s->sampler.budget > 0) lp_sampler_observe(&s->sampler, profiled, lp_now_ns() - t0);
     int hrc =
         session_hooks_remove(s); /* hooks stay only for the forward: other code runs unobserved */
     if (!rc) rc = hrc;

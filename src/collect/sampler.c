@@ -5,6 +5,9 @@
 
 #define MEAN_WEIGHT (1.0 / 16)
 #define MIN_RATE 1e-4 /* a budget rate never drops below this, so the cost is still measured */
+/* Nor rises above this: unprofiled forwards keep coming, so their mean keeps up too (at 1, a
+ * first plain forward that happened to be slow would make profiling look free for good). */
+#define MAX_RATE 0.5
 
 static double from_bits(uint64_t b) {
     double d;
@@ -61,8 +64,8 @@ double lp_sampler_budget_rate(const lp_sampler *s) {
     double cost = p - u;
     /* rate * cost <= budget * u: the profiled forwards' extra time stays a `budget` share of the
      * time the forwards take anyway. */
-    double rate = cost > 0 ? s->budget * u / cost : 1;
-    return rate > 1 ? 1 : rate < MIN_RATE ? MIN_RATE : rate;
+    double rate = cost > 0 ? s->budget * u / cost : MAX_RATE;
+    return rate > MAX_RATE ? MAX_RATE : rate < MIN_RATE ? MIN_RATE : rate;
 }
 
 int lp_sampler_decide(lp_sampler *s, uint64_t *rng) {

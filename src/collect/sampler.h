@@ -38,8 +38,9 @@ int lp_sampler_decide(lp_sampler *s, uint64_t *rng);
 /* Budget mode: a forward ended after `ns`, profiled or not. */
 void lp_sampler_observe(lp_sampler *s, int profiled, uint64_t ns);
 
-/* Budget mode: the probability the budget now allows, in [1e-4, 1]. 1 until a profiled forward
- * was measured; 0 until an unprofiled one was (the next forward is then left unprofiled). */
+/* Budget mode: the probability the budget now allows, in [1e-4, 0.5] (at most every other
+ * forward, so that both means stay current). 1 until a profiled forward was measured; 0 until an
+ * unprofiled one was (the next forward is then left unprofiled). */
 double lp_sampler_budget_rate(const lp_sampler *s);
 
 #endif

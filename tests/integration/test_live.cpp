@@ -184,9 +184,37 @@ static void check_rules() {
     lp_session_close(s);
 }
 
+// The budget mode on a live session: it profiles the first forward, leaves the next unprofiled to
+// measure both, then samples at the rate the measured costs allow, at most every other forward
+// (the rate itself is the unit test's: test_sampler.c). nested's profiled forward costs a few %
+// more than a plain one, so a 1% budget profiles some forwards and leaves most.
+static void check_budget() {
+    torch::jit::Module module = torch::jit::load(std::string(LP_MODELS_DIR) + "/nested.pt");
+    module.eval();
+    lp_options o;
+    lp_options_init(&o);
+    o.sample_budget = 0.01;
+    layerprof::Session session(module, o);
+    std::vector<c10::IValue> inputs{torch::rand({1, 3, 16, 16})};
+    session.warmup(inputs);
+    c10::InferenceMode guard;
+    const int n = 400;
+    for (int i = 0; i < n; i++) {
+        layerprof::Session::Forward scope(session);
+        module.forward(inputs);
+        scope.end();
+    }
+    lp_run_info run;
+    LP_CHECK(lp_session_run_info(session.get(), &run) == LP_OK, "%s", lp_error_last());
+    LP_CHECK(run.iterations >= 1 && run.iterations <= n * 6 / 10,
+             "budget 1%%: %" PRIu64 " of %d forwards profiled", run.iterations, n);
+    std::printf("budget 1%%: %" PRIu64 " of %d forwards profiled\n", run.iterations, n);
+}
+
 int main() {
     torch::manual_seed(1);
     check_rules();
+    check_budget();
     std::map<std::string, uint64_t> nested = {{".", 1},
                                               {"stem", 1},
                                               {"block", 2},
