@@ -17,13 +17,14 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <thread>
@@ -101,6 +102,13 @@ Config parse_args(int argc, char **argv) {
             config.model = arg;
             continue;
         }
+        static const char *const flags[] = {
+            "--input",         "--sample-every",  "--sample-probability",
+            "--sample-budget", "--metrics-depth", "--port",
+            "--threads",       "--rate",          "--forwards"};
+        if (std::none_of(std::begin(flags), std::end(flags),
+                         [&](const char *flag) { return !std::strcmp(arg, flag); }))
+            bad_input(std::string("unknown option '") + arg + "' (see --help)");
         if (i + 1 >= argc) bad_input(std::string(arg) + " needs a value (see --help)");
         const char *value = argv[++i];
         if (!std::strncmp(arg, "--sample-", 9)) sampling_given = true;
@@ -130,10 +138,8 @@ Config parse_args(int argc, char **argv) {
                 bad_input(
                     std::string("--rate must be a number of forwards per second >= 0, got '") +
                     value + "'");
-        } else if (!std::strcmp(arg, "--forwards")) {
+        } else { // --forwards
             config.forwards = parse_int(arg, value, 0, 1000000000000L);
-        } else {
-            bad_input(std::string("unknown option '") + arg + "' (see --help)");
         }
     }
     if (!config.model) bad_input("no model given (see --help)");

@@ -49,6 +49,8 @@ try:
         expect_failure(base + ["--port", p], 2, "--port")
     expect_failure(base + ["--metrics-depth", "-1"], 2, "--metrics-depth")
     expect_failure(base + ["--bogus", "1"], 2, "unknown option")
+    expect_failure(base + ["--bogus"], 2, "unknown option")
+    expect_failure(base + ["--port"], 2, "needs a value")
     expect_failure(["--port", "9000"], 2, "no model")
     expect_failure(["/nonexistent/model.pt"], 2, "cannot load")
     corrupt = os.path.join(work, "corrupt.pt")
