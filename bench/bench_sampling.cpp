@@ -90,7 +90,6 @@ static uint64_t cpu_ns() {
 }
 
 static void run_block(Setting &st, const std::vector<c10::IValue> &in, int n) {
-    c10::InferenceMode guard;
     uint64_t t0 = cpu_ns();
     for (int i = 0; i < n; i++) {
         if (!st.session) {
@@ -122,7 +121,6 @@ static int stream(const char *path, const char *spec, int block, int rounds, con
             st.session = std::make_unique<layerprof::Session>(st.module, o);
             st.session->warmup(in);
         } else {
-            c10::InferenceMode guard;
             for (int i = 0; i < 3; i++)
                 st.module.forward(in);
         }
@@ -199,7 +197,6 @@ static int render(const char *path, const char *spec, int renders, const char *n
     layerprof::Session session(module, o);
     session.warmup(in);
     {
-        c10::InferenceMode guard;
         for (int i = 0; i < 20; i++) {
             layerprof::Session::Forward scope(session);
             module.forward(in);
@@ -246,6 +243,9 @@ int main(int argc, char **argv) {
         return 2;
     }
     at::set_num_threads(1);
+    // No autograd, for every copy and every forward, warm-up included: the graphs TorchScript
+    // optimises then are the ones timed (mixing modes breaks lstm_cell's).
+    torch::NoGradGuard no_grad;
     std::string name = argv[2];
     size_t slash = name.rfind('/');
     if (slash != std::string::npos) name = name.substr(slash + 1);

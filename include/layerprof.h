@@ -252,7 +252,8 @@ typedef enum lp_format {
     LP_FORMAT_TRACE,    /* Chrome Trace Event Format (Perfetto, chrome://tracing): a timeline */
     LP_FORMAT_HTML,     /* one self-contained page: icicle view of the tree, memory view */
     LP_FORMAT_SUMMARY,  /* torchtimer's pasteable markdown table, one per context of regions */
-    /* Prometheus' text exposition (OpenMetrics-compatible, `promtool check metrics` clean): per
+    /* Prometheus' text exposition, format 0.0.4 (serve it as "text/plain; version=0.0.4";
+     * node_exporter's textfile collector and `promtool check metrics` read it): per
      * module histograms of self and total seconds per call, calls and sampled forwards as
      * counters, parameters and FLOPs as gauges; modules deeper than lp_options.metrics_depth are
      * folded into their ancestor (docs/sampling.md). Name "openmetrics", files *.prom. A session
@@ -272,7 +273,8 @@ LP_API const char *lp_format_name(lp_format format);
 LP_API int lp_format_parse(const char *name, lp_format *out);
 
 /* The format a file name implies: *.trace.json and *.trace for trace, *.json, *.csv, *.md and
- * *.markdown, *.html and *.htm, *.prom (openmetrics); LP_ERR_NOT_FOUND for anything else (the caller picks a default). */
+ * *.markdown, *.html and *.htm, *.prom (openmetrics); LP_ERR_NOT_FOUND for anything else (the
+ * caller picks a default). */
 LP_API int lp_format_from_path(const char *path, lp_format *out);
 
 /* How CUDA kernel time per module is measured on a CUDA device (docs/cuda.md). */

@@ -235,12 +235,13 @@ static void every_format_of_a_real_run_parses_back(void **state) {
     fclose(f);
     assert_non_null(strstr(prom, "layerprof_module_calls_total{model=\"nested\",module=\"block\","
                                  "class=\"Block\"} 6\n"));
-    assert_non_null(strstr(prom, "layerprof_module_self_seconds_count{model=\"nested\",module=\".\","
-                                 "class=\"Nested\"} 3\n"));
+    assert_non_null(strstr(prom,
+                           "layerprof_module_self_seconds_count{model=\"nested\",module=\".\","
+                           "class=\"Nested\"} 3\n"));
     assert_non_null(strstr(prom, "layerprof_module_total_seconds_bucket{model=\"nested\",module=\""
                                  "block\",class=\"Block\",le=\"+Inf\"} 6\n"));
     assert_null(strstr(prom, "le=\"0.001\"")); /* no per-call histogram in a file */
-    assert_null(strstr(prom, "block.body")); /* metrics_depth 1 by default */
+    assert_null(strstr(prom, "block.body"));   /* metrics_depth 1 by default */
     free(prom);
     lp_report_free(r);
     unlink(path);
