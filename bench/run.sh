@@ -3,7 +3,7 @@
 # means.
 #
 #   bench/run.sh [--quick | --smoke] [--build DIR] [--no-build] [--clock cpu|wall] [--models a,b,...]
-#                [--region-models a,b,...]
+#                [--region-models a,b,...] [--only sampling]
 #
 #   (default)  the full run, ~8 minutes on 2 cores
 #   --quick    fewer repetitions, no [shim-only] row, smaller trees: ~85 s, wider intervals
@@ -18,6 +18,8 @@
 #              (a .pt2 path: an AOTInductor package, against itself unprofiled)
 #   --region-models  the models of the regions benchmark (default: nested,resnet18; the micro part
 #              opens a session on the first)
+#   --only sampling  run only the sampling section (a live session's stream of forwards at 1/100
+#              and 1/10, an unsampled forward's cost, the exposition's render time for resnet50)
 #
 # Budgets are printed as PASS, MISS, UNSURE (the noise interval straddles the limit, or the figure
 # is not measurable at this noise) or SUSPECT (an impossible figure: the harness, not the code),
@@ -32,6 +34,7 @@ do_build=1
 models=alexnet,resnet18,mobilenet_v2,transformer,lstm_cell,nested
 region_models=nested,resnet18
 clock=cpu
+only=""
 
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -46,7 +49,8 @@ while [ $# -gt 0 ]; do
     --models=*) models=${1#--models=} ;;
     --region-models) region_models=$2; shift ;;
     --region-models=*) region_models=${1#--region-models=} ;;
-    -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --only) only=$2; shift ;;
+    -h|--help) sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "run.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
     esac
     shift
@@ -57,11 +61,11 @@ models_dir=${LP_MODELS_DIR:-$repo/models}
 # (pairs: region begin/end pairs per block of the regions micro benchmark).
 case $profile in
 full)  target=4;    rounds=20; reps=9; thru=2;    tree_max=100000; tree_reps=3; iter_max=1000; diag=1
-       pairs=1000000 ;;
+       pairs=1000000; s_block=200; s_rounds=9; s_renders=200 ;;
 quick) target=0.6;  rounds=8;  reps=3; thru=0.5;  tree_max=10000;  tree_reps=2; iter_max=1000; diag=0
-       pairs=1000000 ;;
+       pairs=1000000; s_block=100; s_rounds=5; s_renders=50 ;;
 smoke) target=0.02; rounds=2;  reps=1; thru=0.02; tree_max=10000;  tree_reps=1; iter_max=100;  diag=1
-       pairs=10000
+       pairs=10000; s_block=10; s_rounds=1; s_renders=2
        [ "$models" = alexnet,resnet18,mobilenet_v2,transformer,lstm_cell,nested ] &&
            models=resnet18,lstm_cell,nested ;;
 esac
@@ -121,6 +125,63 @@ Release|RelWithDebInfo) ;;
 esac
 [ "${sanitize:-OFF}" = ON ] && echo "  WARNING: sanitizer build: timings mean little"
 [ $profile = smoke ] && echo "  (smoke: tiny repetition counts, the numbers mean nothing)"
+
+# ---- sampling on a live session (layerprof.hpp, docs/sampling.md) ---------------------------
+sampling_section() {
+    local sampling=$build/bench/lp_bench_sampling
+    echo
+    echo "== Sampling: a live session's stream of forwards (layerprof.hpp), 1 thread, CPU clock =="
+    if [ ! -x "$sampling" ]; then
+        echo "  skipped: lp_bench_sampling was not built (no libtorch)"
+        return
+    fi
+    echo "  x_opt: the stream's time / the model as shipped (unmarked, no session), same process,"
+    echo "  median of $s_rounds rounds of $s_block forwards each, ± half the ratios' IQR;"
+    echo "  +ns/fwd: the same difference per forward (never: what an unsampled forward costs)"
+    printf '  %-12s  %-6s  %14s  %9s  %9s  %s\n' model rate x_opt±spread base_us +ns/fwd profiled
+    IFS=, read -r -a sampling_list <<<"$models"
+    for m in "${sampling_list[@]}"; do
+        local pt=$models_dir/$m.pt spec
+        [ -f "$pt" ] || { echo "  $m: $pt not found; skipped"; continue; }
+        spec=$(/usr/bin/python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["inputs"][0])' \
+            "$models_dir/$m.counts.json" 2>/dev/null) || { echo "  $m: no recorded input; skipped"; continue; }
+        if ! "$sampling" stream "$pt" "$spec" --block "$s_block" --rounds "$s_rounds" >"$out" 2>"$out.err"; then
+            echo "  FAILED ($m):"; sed 's/^/    /' "$out.err" | tail -5; failed=1; continue
+        fi
+        awk -F'|' '$1 == "SAMPLING" { printf "  %-12s  %-6s  %7.4f±%.4f  %9s  %9s  %s\n", $2, $3, $4, $5, $6, $7, $8 }' "$out"
+        # The budget: the stream at 1/100 within 1.01x of the model as shipped.
+        awk -F'|' '$1 == "SAMPLING" && $3 == "1/100" {
+            v = ($4 + $5 <= 1.01) ? "PASS" : ($4 - $5 > 1.01) ? "MISS" : "UNSURE";
+            printf "BUDGET|sampling 1/100: stream x_opt (%s)|%.4f±%.4f|<= 1.01x|%s\n", $2, $4, $5, v }' \
+            "$out" >>"$budgets"
+    done
+    # The exposition of a resnet50 (exported here with Debian's torchvision when models/ lacks it).
+    local r50=$models_dir/resnet50.pt
+    [ $profile = smoke ] && r50=$models_dir/resnet18.pt
+    if [ ! -f "$r50" ]; then
+        r50=$build/bench/resnet50.pt
+        [ -f "$r50" ] || /usr/bin/python3 -c 'import sys, torch, torchvision
+torch.jit.script(torchvision.models.resnet50(weights=None).eval()).save(sys.argv[1])' "$r50" \
+            >/dev/null 2>&1 || { echo "  resnet50: export failed (torchvision?); render skipped"; return; }
+    fi
+    echo
+    echo "== The exposition (openmetrics) of a live session, rendered into memory =="
+    printf '  %-12s  %9s  %8s  %s\n' model median_us bytes series
+    if "$sampling" render "$r50" 1x3x224x224 --renders "$s_renders" >"$out" 2>"$out.err"; then
+        awk -F'|' '$1 == "RENDER" { printf "  %-12s  %9s  %8s  %s\n", $2, $3, $4, $5 }' "$out"
+    else
+        echo "  FAILED (render):"; sed 's/^/    /' "$out.err" | tail -5; failed=1
+    fi
+    rm -f "$out.err"
+}
+
+if [ "$only" = sampling ]; then
+    sampling_section
+    echo
+    echo "== Budgets (reported, never enforced) =="
+    awk -F'|' '{ printf "  %-7s  %-58s  %-36s  (%s)\n", $5, $2, $3, $4 }' "$budgets"
+    exit $failed
+fi
 
 # ---- overhead per model ----------------------------------------------------------------------
 echo
@@ -224,6 +285,8 @@ echo "== Scaling: tree size (10-ary tree, one op per module; ms per step, ns per
 printf '  %7s  %7s  %9s  %9s  %9s  %9s  %9s  %6s  %6s  %6s  %6s  %s\n' modules nodes build_ms \
     ev1st_ms events_ms finish_ms render_ms ev1/mod ev/mod fin/mod ren/mod reps
 run TREE "$core" treesize --max "$tree_max" --reps "$tree_reps"
+
+sampling_section
 
 # ---- budgets ---------------------------------------------------------------------------------
 echo

@@ -251,10 +251,20 @@ typedef enum lp_format {
     LP_FORMAT_MARKDOWN, /* a GitHub pipe table, the tree shown by indentation */
     LP_FORMAT_TRACE,    /* Chrome Trace Event Format (Perfetto, chrome://tracing): a timeline */
     LP_FORMAT_HTML,     /* one self-contained page: icicle view of the tree, memory view */
-    LP_FORMAT_SUMMARY   /* torchtimer's pasteable markdown table, one per context of regions */
+    LP_FORMAT_SUMMARY,  /* torchtimer's pasteable markdown table, one per context of regions */
+    /* Prometheus' text exposition, format 0.0.4 (serve it as "text/plain; version=0.0.4";
+     * node_exporter's textfile collector and `promtool check metrics` read it): per
+     * module histograms of self and total seconds per call, calls and sampled forwards as
+     * counters, parameters and FLOPs as gauges; modules deeper than lp_options.metrics_depth are
+     * folded into their ancestor (docs/sampling.md). Name "openmetrics", files *.prom. A session
+     * renders it from any thread while forwards run on others (the /metrics handler of a
+     * service); a report read back from JSON holds no per-call histograms: each histogram is
+     * then its +Inf bucket, _sum and _count alone. */
+    LP_FORMAT_OPENMETRICS
 } lp_format;
 
-/* The format's name: "tree", "json", "csv", "markdown", "trace", "html"; NULL when unknown.
+/* The format's name: "tree", "json", "csv", "markdown", "trace", "html", "summary",
+ * "openmetrics"; NULL when unknown.
  * Static storage. The YAML config and --format spell them the same way. */
 LP_API const char *lp_format_name(lp_format format);
 
@@ -263,7 +273,8 @@ LP_API const char *lp_format_name(lp_format format);
 LP_API int lp_format_parse(const char *name, lp_format *out);
 
 /* The format a file name implies: *.trace.json and *.trace for trace, *.json, *.csv, *.md and
- * *.markdown, *.html and *.htm; LP_ERR_NOT_FOUND for anything else (the caller picks a default). */
+ * *.markdown, *.html and *.htm, *.prom (openmetrics); LP_ERR_NOT_FOUND for anything else (the
+ * caller picks a default). */
 LP_API int lp_format_from_path(const char *path, lp_format *out);
 
 /* How CUDA kernel time per module is measured on a CUDA device (docs/cuda.md). */
@@ -313,9 +324,10 @@ typedef void (*lp_cycle_fn)(lp_session *session, int cycle, void *payload);
  * built against (lp_options_init writes it), and the library reads every version from 2 on:
  * fields a version lacks read as their defaults, and nothing is written past its end. 2: every
  * field up to `store`, with the shorter lp_input_spec of that time (no `kind` and after). 3: adds
- * `libraries` and structured inputs. Versions name fields; the layout is this SONAME's (0.2 made
- * lp_input_spec.file a pointer, in every version). */
-#define LP_OPTIONS_VERSION 3
+ * `libraries` and structured inputs. 4: adds the sampling fields and `metrics_depth`. Versions
+ * name fields; the layout is this SONAME's (0.2 made lp_input_spec.file a pointer, in every
+ * version). */
+#define LP_OPTIONS_VERSION 4
 
 /* Where lp_options_set makes the strings and arrays it sets point (opaque). */
 typedef struct lp_options_store lp_options_store;
@@ -396,6 +408,21 @@ typedef struct lp_options {
      * only. NULL/0: none. */
     const char *const *libraries;
     size_t n_libraries;
+
+    /* Sampling (version 4; docs/sampling.md): which forwards of a session that stays open are
+     * profiled. A forward is profiled when all three say so; the rest run unprofiled and cost
+     * what an unmarked model's do. Applies to lp_session_forward and to the program's own
+     * forwards (lp_session_forward_begin/_end); lp_session_run profiles every iteration. */
+    int sample_every;          /* every Nth forward (default 1: all); N >= 1 */
+    double sample_probability; /* each forward with this probability, in (0, 1] (default 1) */
+    /* The fraction of forward time profiling may cost (0.01: 1%), which then sets the rate by
+     * itself from the measured cost of a profiled forward against an unprofiled one; in
+     * [0, 0.5], 0 (the default): off. */
+    double sample_budget;
+    /* LP_FORMAT_OPENMETRICS: modules deeper than this are folded into their ancestor at this
+     * depth (its self time then includes theirs), which bounds the series; -1: no limit. Default
+     * 1: a resnet50 (or resnet18) gives 11 modules, 420 series (docs/sampling.md). */
+    int metrics_depth;
 } lp_options;
 
 /* Fills `opts` with the defaults (the table's: docs/config.md) as a struct of `version`, writing
@@ -498,7 +525,11 @@ LP_API int lp_session_render(lp_session *session, lp_format format, FILE *out);
  * the output, and the render fails with LP_ERR_IO. */
 typedef int (*lp_write_fn)(void *payload, const char *data, size_t size);
 
-/* lp_session_render, its bytes handed to `write`. */
+/* lp_session_render, its bytes handed to `write`.
+ * LP_FORMAT_OPENMETRICS alone may be rendered from any thread while forwards run on others (a
+ * service's /metrics handler): it reads the per-module histograms with atomic loads and takes no
+ * lock the forwards take; every other format, and lp_session_render to a FILE of any format, wants
+ * the forwards finished, as the getters do (docs/sampling.md). */
 LP_API int lp_session_render_to(lp_session *session, lp_format format, lp_write_fn write,
                                 void *payload);
 
@@ -558,7 +589,13 @@ LP_API int lp_session_attach_package(lp_session **out, const lp_options *opts, v
  * removes it all and puts the setting back. `completed` 0 says the forward failed (threw): what it
  * left open is dropped. Like lp_session_forward, it counts no iteration: lp_session_step does.
  * Both on one thread, in pairs; nothing else of the session in between. LP_ERR_STATE for a
- * session not attached, a begin inside an open forward, or an end without one. */
+ * session not attached, a begin inside an open forward, or an end without one.
+ * Concurrent forwards (docs/sampling.md): a session that records module times only (markers mode,
+ * no events, memory, flops or out_shape column, trace, NVTX, schedule or CUDA timing) is "live":
+ * several threads may each run forwards between begin and end at once, lp_session_step may be
+ * called from any of them, and LP_FORMAT_OPENMETRICS may be rendered meanwhile from yet another.
+ * Whether each forward is profiled is the sampler's decision (lp_options.sample_*). Other
+ * sessions keep the rule above: one forward at a time. */
 LP_API int lp_session_forward_begin(lp_session *session);
 LP_API int lp_session_forward_end(lp_session *session, int completed);
 

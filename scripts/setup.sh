@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Installs what layerprof needs on Debian 12. Idempotent: re-running it is cheap.
-#   scripts/setup.sh                 to build and run: Debian's libtorch 1.13, python3-torch (exports)
+#   scripts/setup.sh                 to build and run: Debian's libtorch 1.13, python3-torch (exports),
+#                                    libmicrohttpd (the /metrics server of examples/serve.cpp)
 #   scripts/setup.sh --test          also what the tests use: clang (fuzzers), valgrind, Chromium
-#                                    and Selenium (the HTML view's headless-browser test)
+#                                    and Selenium (the HTML view's headless-browser test),
+#                                    Prometheus (integration.prometheus scrapes the example)
 #   scripts/setup.sh --torch2 ...    also PyPI's torch 2.x wheel, in its own venv (.deps/torch2),
 #                                    and torch 2.11's headers (.deps/torch211), to compile against
 set -euo pipefail
@@ -22,10 +24,14 @@ if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 
 PACKAGES=(build-essential cmake pkg-config git
           libtorch-dev python3-torch python3-torchvision python3-venv
-          libyaml-dev libcmocka-dev libjansson-dev)
+          libyaml-dev libcmocka-dev libjansson-dev libmicrohttpd-dev)
 if [ $want_test = 1 ]; then
   # python3-torchaudio: the speech models of the real-model suite (integration.real_models)
   PACKAGES+=(clang libclang-rt-14-dev valgrind chromium chromium-driver python3-torchaudio)
+  # prometheus (with promtool): integration.openmetrics checks the openmetrics output,
+  # integration.prometheus scrapes examples/serve.cpp; libtsan2 is what scripts/tsan.sh links
+  # (ThreadSanitizer over the live-session test)
+  PACKAGES+=(prometheus libtsan2)
 fi
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -33,5 +33,11 @@ LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp:print_suppressions=0 \
 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   run_suite "ASan+UBSan (libtorch 1.13)" build-asan
 
+# ThreadSanitizer over the live session: 4 threads of forwards and a reader (docs/sampling.md).
+echo "=== ThreadSanitizer: the live-session test"
+if ! scripts/tsan.sh; then
+  echo "=== ThreadSanitizer: FAILED"; status=1
+fi
+
 if [ $status = 0 ]; then echo "=== all suites passed"; else echo "=== some suites FAILED"; fi
 exit $status

@@ -172,4 +172,48 @@ int lps_forward_leave(lps_model *m, int completed) noexcept {
     return lps_device_synchronize(m);
 }
 
+// Live forwards (lp_shim.h). Only the thread's own state changes: t_live and its optimizer
+// setting; the model's fields are read, and live_sink is written once before any live forward.
+int lps_live_prepare(lps_model *m, const lp_event_sink *sink) noexcept {
+    if (!m || !sink) return lp_error_set(LP_ERR_INVALID, "lps_live_prepare: NULL argument");
+    if (!m->markers) return lp_error_set(LP_ERR_UNSUPPORTED, "live forwards need the markers mode");
+    m->live_sink = *sink;
+    return LP_OK;
+}
+
+int lps_live_enter(lps_model *m, int record, lps_live_forward *f) noexcept {
+    if (!m || !f) return lp_error_set(LP_ERR_INVALID, "lps_live_enter: NULL argument");
+    if (lps::t_live)
+        return lp_error_set(LP_ERR_STATE, "a recorded forward is already open on this thread: "
+                                          "end it first (lp_session_forward_end)");
+    return lps::guard([&]() -> int {
+        f->saved_optimize = torch::jit::getGraphExecutorOptimize() ? 1 : 0;
+        torch::jit::setGraphExecutorOptimize(m->optimize != 0);
+        f->recording = record != 0;
+        f->t0 = 0;
+        if (!record) return LP_OK;
+        lps::begin_forward(m);
+        lps::t_live = m;
+        f->t0 = lp_now_ns();
+        m->live_sink.call_enter(m->live_sink.ctx, 0, f->t0);
+        return LP_OK;
+    });
+}
+
+int lps_live_leave(lps_model *m, lps_live_forward *f, int completed,
+                   uint64_t *forward_ns) noexcept {
+    uint64_t t1 = f && f->recording ? lp_now_ns() : 0;
+    if (forward_ns) *forward_ns = 0;
+    if (!m || !f) return lp_error_set(LP_ERR_INVALID, "lps_live_leave: NULL argument");
+    if (f->recording) {
+        if (completed) m->live_sink.call_exit(m->live_sink.ctx, t1);
+        lps::t_live = nullptr;
+        if (forward_ns) *forward_ns = t1 - f->t0;
+    }
+    return lps::guard([&]() -> int {
+        torch::jit::setGraphExecutorOptimize(f->saved_optimize != 0);
+        return LP_OK;
+    });
+}
+
 } // extern "C"

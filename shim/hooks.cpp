@@ -193,13 +193,11 @@ struct MemoryReporter : c10::MemoryReportingInfoBase {
 // The global profiler state is read through get(/*global=*/true) up to libtorch 2.11 and through
 // getGlobal() in later 2.x (2.15 has no get(bool)). Which one a release has is detected, not
 // guessed from its version number: a version test once broke the build against 2.11.
-template <typename State, typename = void>
-struct has_get_global : std::false_type {};
+template <typename State, typename = void> struct has_get_global : std::false_type {};
 template <typename State>
 struct has_get_global<State, std::void_t<decltype(State::getGlobal())>> : std::true_type {};
 
-template <typename State>
-bool global_profiler_active() {
+template <typename State> bool global_profiler_active() {
     if constexpr (has_get_global<State>::value)
         return State::getGlobal() != nullptr;
     else
@@ -217,23 +215,35 @@ namespace lps {
 
 // The markers run in every forward of a marked model, profiled or not: the check comes before
 // the clock read, so an unprofiled forward pays a load and a compare per marker.
+thread_local lps_model *t_live = nullptr;
+
+// Where the markers the calling thread runs deliver: its live recorded forward's sink, else the
+// profiled model's (markers hooks on), else nowhere. `m` receives the model.
+static inline const lp_event_sink *marker_sink(lps_model **m) noexcept {
+    if ((*m = t_live)) return &(*m)->live_sink;
+    *m = g_active.load(std::memory_order_relaxed);
+    return *m && ((*m)->hooks & LPS_HOOK_MARKERS) ? &(*m)->sink : nullptr;
+}
+
 void marker_enter(const c10::IValue &self, bool call) noexcept {
-    lps_model *m = g_active.load(std::memory_order_relaxed);
-    if (!m || !(m->hooks & LPS_HOOK_MARKERS)) return;
+    lps_model *m;
+    const lp_event_sink *sink = marker_sink(&m);
+    if (!sink) return;
     uint64_t t = lp_now_ns();
     int32_t module = -1;
     if (self.isObject()) { // always, for a module; the lookup is a pointer hash
         module = m->self_to_module.find(&self.toObjectRef());
     }
-    auto enter = call || !m->sink.method_enter ? m->sink.call_enter : m->sink.method_enter;
-    t_ops_wanted = enter(m->sink.ctx, module, t) != 0;
+    auto enter = call || !sink->method_enter ? sink->call_enter : sink->method_enter;
+    t_ops_wanted = enter(sink->ctx, module, t) != 0;
 }
 
 void marker_exit() noexcept {
-    lps_model *m = g_active.load(std::memory_order_relaxed);
-    if (!m || !(m->hooks & LPS_HOOK_MARKERS)) return;
+    lps_model *m;
+    const lp_event_sink *sink = marker_sink(&m);
+    if (!sink) return;
     uint64_t t = lp_now_ns();
-    t_ops_wanted = m->sink.call_exit(m->sink.ctx, t) != 0;
+    t_ops_wanted = sink->call_exit(sink->ctx, t) != 0;
 }
 
 // The first tensor of a module's output: itself, or the first tensor of a tuple, list or dict (in
@@ -265,9 +275,10 @@ static void report_shape(lps_model *m, const c10::IValue &out) noexcept {
 }
 
 void marker_exit_out(const c10::IValue &out) noexcept {
-    lps_model *m = g_active.load(std::memory_order_relaxed);
-    if (!m || !(m->hooks & LPS_HOOK_MARKERS)) return;
-    report_shape(m, out);
+    lps_model *m;
+    const lp_event_sink *sink = marker_sink(&m);
+    if (!sink) return;
+    if (sink == &m->sink) report_shape(m, out); // live forwards record no output shape
     marker_exit();
 }
 

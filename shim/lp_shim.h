@@ -83,6 +83,26 @@ int lps_model_attach_package(void *loader, const char *torch_build, const char *
 int lps_forward_enter(lps_model *m) LPS_NOEXCEPT;
 int lps_forward_leave(lps_model *m, int completed) LPS_NOEXCEPT;
 
+/* Live forwards (docs/sampling.md): the program's forwards of a marked model (LPS_EXEC_MARKERS) on
+ * several threads at once, each recorded or not. lps_live_prepare gives the model the sink its
+ * recorded forwards deliver module calls to (no op, memory or FLOPs hooks), once, before any live
+ * forward. enter and leave wrap one forward on the calling thread, its state in `f` (the
+ * caller's): enter sets the thread's TorchScript optimizer as the mode needs and, when `record`,
+ * makes the markers the thread runs deliver to that sink and enters the root; leave exits the
+ * root when the forward `completed`, stops delivering and puts the thread's setting back. A
+ * forward not recorded reads no clock: its markers cost a thread-local load and a compare. No
+ * device synchronisation. Neither touches the state lps_forward_enter/leave keep. */
+typedef struct lps_live_forward {
+    int saved_optimize;
+    int recording;
+    uint64_t t0; /* the root's entry, when recording */
+} lps_live_forward;
+int lps_live_prepare(lps_model *m, const lp_event_sink *sink) LPS_NOEXCEPT;
+int lps_live_enter(lps_model *m, int record, lps_live_forward *f) LPS_NOEXCEPT;
+/* *forward_ns: the recorded forward's time from the root's entry to its exit (0 otherwise). */
+int lps_live_leave(lps_model *m, lps_live_forward *f, int completed,
+                   uint64_t *forward_ns) LPS_NOEXCEPT;
+
 /* An AOTInductor package (a path ending in .pt2, shim/aoti.cpp), loaded by lps_model_load on a
  * libtorch 2.x build (LP_ERR_UNSUPPORTED on 1.x): its kernels are timed in the modules
  * python/layerprof_export.py's map places them in. */

@@ -123,6 +123,7 @@ struct lps_model {
 
     // Profiling state (see hooks.cpp).
     lp_event_sink sink{};
+    lp_event_sink live_sink{}; // lps_live_prepare: where live recorded forwards deliver
     unsigned hooks = 0;
     std::vector<at::CallbackHandle> handles;
     std::shared_ptr<c10::DebugInfoBase> reporter;
@@ -251,6 +252,10 @@ void pt2_import_end() noexcept;
 
 // Resets the thread's per-forward hook state (hooks.cpp).
 void begin_forward(lps_model *m) noexcept;
+
+// The model whose live forward this thread is recording (lps_live_enter), or null: the markers
+// deliver to its live_sink, before looking at the process-wide profiled model.
+extern thread_local lps_model *t_live;
 
 // Lists the modules of m->module, root first, with their parents and `self` objects (model.cpp).
 void index_modules(lps_model *m);

@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #include "api/session_internal.h"
+#include "base/clock.h"
 #include "base/error.h"
 #include "config/options_version.h"
 
@@ -50,10 +51,12 @@ int lp_session_forward_begin(lp_session *s) {
     if (!s->attached)
         return lp_error_set(LP_ERR_STATE, "lp_session_forward_begin: the session loaded its model "
                                           "itself: run it with lp_session_forward");
+    if (s->live) return session_live_begin(s);
     if (s->in_forward)
         return lp_error_set(LP_ERR_STATE, "lp_session_forward_begin: a forward is already open: "
                                           "end it first (lp_session_forward_end)");
-    int profiled = session_profiling_now(s);
+    int profiled = session_profiling_now(s) && session_sample(s);
+    atomic_fetch_add(&s->forwards_seen, 1);
     int rc = profiled ? session_apply_pending_clear(s) : LP_OK;
     if (!rc && profiled) rc = session_target_for_forward(s);
     if (!rc && profiled) rc = session_hooks_install(s);
@@ -64,6 +67,7 @@ int lp_session_forward_begin(lp_session *s) {
     }
     s->in_forward = 1;
     s->forward_profiled = profiled;
+    s->forward_t0 = s->sampler.budget > 0 ? lp_now_ns() : 0;
     return LP_OK;
 }
 
@@ -82,6 +86,7 @@ static void note_early_forward(lp_session *s) {
 
 int lp_session_forward_end(lp_session *s, int completed) {
     if (!s) return lp_error_set(LP_ERR_INVALID, "lp_session_forward_end: session is NULL");
+    if (s->live) return session_live_end(s, completed);
     if (!s->in_forward)
         return lp_error_set(LP_ERR_STATE, "lp_session_forward_end: no forward is open "
                                           "(lp_session_forward_begin was not called)");
@@ -91,6 +96,7 @@ int lp_session_forward_end(lp_session *s, int completed) {
     if (rc || !completed) {
         lp_collector_reset_stacks(s->collector);
     } else if (s->forward_profiled) {
+        atomic_fetch_add(&s->forwards_sampled, 1);
         s->driver_ns += lps_last_forward_ns(s->model);
         atomic_store(&s->dirty, 1);
         rc = lp_cuda_prof_iteration_done(s->cuda, s->collector);
@@ -101,6 +107,8 @@ int lp_session_forward_end(lp_session *s, int completed) {
             note_early_forward(s);
         }
     }
+    if (!rc && completed && s->sampler.budget > 0)
+        lp_sampler_observe(&s->sampler, s->forward_profiled, lp_now_ns() - s->forward_t0);
     int hrc = session_hooks_remove(s); /* the program's other code runs unobserved */
     return rc ? rc : hrc;
 }

@@ -57,6 +57,7 @@ int lp_session_run_info_sized(const lp_session *s, lp_run_info *caller, size_t s
     if (rc) return rc;
     lp_run_info full, *out = &full;
     memset(out, 0, sizeof *out);
+    session_report_tree(s); /* merges what was recorded since the last read, as every getter */
     lp_collector_stats st;
     lp_collector_get_stats(s->collector, &st);
     out->iterations = s->tree.iterations;

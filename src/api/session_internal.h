@@ -6,6 +6,7 @@
  *   session_open.c     options copied, pre-flight checks, model, tree, inputs, collector; close
  *   session_regions.c  regions and contexts
  *   session_run.c      runs, single forwards, kept outputs: every forward goes through one function
+ *   session_live.c     sampling; live forwards, on several threads at once
  *   session_steps.c    steps and the schedule's cycles; enable/disable
  *   session_outputs.c  rendering: run metadata, outputs, their file names (reads the figures)
  *   session_getters.c  nodes, op rows, run info (reads the figures)
@@ -25,6 +26,7 @@
 #include "collect/collector.h"
 #include "collect/compose.h"
 #include "collect/recording.h"
+#include "collect/sampler.h"
 #include "collect/cuda_prof.h"
 #include "layerprof.h"
 #include "lp_shim.h"
@@ -80,10 +82,23 @@ struct lp_session {
     int pt2;               /* the model is an AOTInductor package (.pt2) */
     int in_forward;        /* between lp_session_forward_begin and lp_session_forward_end */
     int forward_profiled;  /* that forward is recorded */
+    uint64_t forward_t0;   /* its start, for the sampler's budget */
     int attached_forwards; /* forwards run through begin/end since the module was attached */
     int early_noted;       /* the note on profiling one of those first forwards was added */
     int flops;             /* a flops column was asked for: ops' FLOPs are recorded */
     int out_shape;         /* out_shape was asked for (markers mode): outputs' shapes recorded */
+
+    /* Sampling and live forwards (session_live.c, docs/sampling.md). */
+    int live;         /* forward_begin/_end may run on several threads at once */
+    uint64_t live_id; /* unique per session: threads' sampler state is keyed by it */
+    lp_sampler sampler;
+    _Atomic int live_open;             /* live forwards open now, on any thread */
+    _Atomic uint64_t live_driver_ns;   /* live profiled forwards' time, summed */
+    _Atomic uint64_t live_profiled;    /* live profiled forwards completed */
+    _Atomic int live_early_noted;      /* the note on an early profiled forward was added */
+    uint64_t live_counted;             /* profiled live forwards counted as iterations (merge) */
+    _Atomic uint64_t forwards_seen;    /* forwards the session ran or saw begin */
+    _Atomic uint64_t forwards_sampled; /* of those, profiled */
 };
 
 /* What a session profiles: a TorchScript file (module NULL: opts->model_path), or a
@@ -94,6 +109,14 @@ typedef struct session_source {
     const char *torch_build;
     int package; /* lp_session_attach_package */
 } session_source;
+
+/* Live forwards and sampling (session_live.c). setup, at open: whether the session is live, its
+ * sampler. sample: the sampler's decision for a forward starting on the calling thread. begin
+ * and end: a live forward on the calling thread (lp_session_forward_begin/_end). */
+int session_live_setup(lp_session *s);
+int session_sample(lp_session *s);
+int session_live_begin(lp_session *s);
+int session_live_end(lp_session *s, int completed);
 
 /* Opens a session on `src` (session_open.c); `opts` is of the current version. */
 int session_open_from(lp_session **out, const lp_options *opts, const session_source *src);

@@ -23,6 +23,10 @@ static void note_trace_full(lp_session *s) {
  * Driving thread, with no forward running and no region call in flight on another thread. */
 int session_sync_report(lp_session *s) {
     if (!atomic_exchange(&s->dirty, 0)) return LP_OK;
+    /* A live session's profiled forwards are its iterations (its steps count nothing). */
+    for (uint64_t now = atomic_load(&s->live_profiled); s->live_counted < now; s->live_counted++)
+        lp_recording_count_step(&s->rec);
+    s->driver_ns += atomic_exchange(&s->live_driver_ns, 0);
     int rc = lp_recording_finish(&s->rec, (uint64_t)s->trace_done);
     if (rc) return rc;
     note_trace_full(s);

@@ -313,6 +313,8 @@ int session_open_from(lp_session **out, const lp_options *opts, const session_so
     s->flops = lp_columns_any(opts->columns, opts->n_columns, LP_NEED_FLOPS, 0);
     cc.flops = s->flops;
     cc.out_shape = s->out_shape;
+    cc.histograms = 1; /* fixed memory: modules x buckets per thread (docs/sampling.md) */
+    cc.hist_depth = opts->metrics_depth;
     if ((rc = lp_collector_create(&s->collector, &s->tree, &cc))) goto fail;
     lp_recording_init(&s->rec, s->collector, &s->tree);
     if ((rc = session_start_step(s))) goto fail;
@@ -346,6 +348,7 @@ int session_open_from(lp_session **out, const lp_options *opts, const session_so
                          "forwards, so the first profiled ones may include that work (--warmup 3)",
                          n);
     }
+    if ((rc = session_live_setup(s))) goto fail;
     if (s->tree.n_nodes == 1 && !pt2.is_pt2)
         session_add_note(
             s,

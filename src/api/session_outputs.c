@@ -143,10 +143,40 @@ static int forward_note(const lp_session *s, const lp_tree *t, char *buf, size_t
     return 1;
 }
 
+/* The exposition reads the module tree's shape and the collector's histograms, which forwards on
+ * other threads write with atomic stores: a live session renders it while they run, so it merges
+ * nothing then (what it shows needs no merge: docs/sampling.md). */
+static int render_metrics(lp_session *s, FILE *out) {
+    if (!s->live) {
+        int rc = session_sync_report(s); /* FLOPs, for sessions that record them */
+        if (rc) return rc;
+    }
+    if (s->rec.n_mounts > 1 || lp_region_count(s->collector))
+        return lp_error_set(LP_ERR_UNSUPPORTED,
+                            "the openmetrics format does not cover sessions with regions yet: "
+                            "its series are per module of the model");
+    lp_render_opts ro;
+    lp_render_opts_init(&ro);
+    ro.metrics_depth = s->opts.metrics_depth;
+    lp_hist_source src = {s->collector, lp_collector_hist_read,
+                          atomic_load_explicit(&s->forwards_seen, memory_order_relaxed),
+                          atomic_load_explicit(&s->forwards_sampled, memory_order_relaxed)};
+    ro.hist = &src;
+    json_t *run = json_object();
+    if (!run || json_object_set_new(run, "model", json_string(s->model_path))) {
+        json_decref(run);
+        return lp_error_set(LP_ERR_NOMEM, "out of memory describing the run");
+    }
+    int rc = lp_render_format(LP_FORMAT_OPENMETRICS, &s->tree, NULL, run, &ro, out);
+    json_decref(run);
+    return rc;
+}
+
 int lp_session_render(lp_session *s, lp_format format, FILE *out) {
     if (!s || !out) return lp_error_set(LP_ERR_INVALID, "lp_session_render: NULL argument");
     if (!lp_format_name(format))
         return lp_error_set(LP_ERR_UNSUPPORTED, "unknown output format %d", (int)format);
+    if (format == LP_FORMAT_OPENMETRICS) return render_metrics(s, out);
     lp_render_opts ro;
     lp_render_opts_init(&ro);
     ro.depth = s->opts.depth;
@@ -234,6 +264,10 @@ int session_write_one(lp_session *s, const lp_output_spec *o) {
     if (!f) return lp_error_set(LP_ERR_IO, "cannot write '%s': %s", o->file, strerror(errno));
     int rc = lp_session_render(s, o->format, f);
     int err = ferror(f) ? errno : 0;
+    /* On disk before the rename: a reader of the directory (node_exporter's textfile collector)
+     * then sees the previous file or this one whole, even across a crash. */
+    if (!rc && !err && !to_stdout && tmp[0] && (fflush(f) != 0 || fsync(fileno(f)) != 0))
+        err = errno;
     if (to_stdout) {
         if (fflush(f) != 0 && !rc)
             rc = lp_error_set(LP_ERR_IO, "cannot write the report: %s", strerror(errno));

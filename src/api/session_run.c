@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "api/session_internal.h"
+#include "base/clock.h"
 #include "base/error.h"
 #include "base/units.h"
 
@@ -24,6 +25,7 @@ int session_forward_once(lp_session *s, int profiled, session_output *output) {
         return rc;
     }
     if (!profiled) return LP_OK;
+    atomic_fetch_add(&s->forwards_sampled, 1);
     s->driver_ns += lps_last_forward_ns(s->model);
     s->synced_ns += lps_last_synced_ns(s->model);
     atomic_store(&s->dirty, 1);
@@ -37,8 +39,8 @@ int session_forward_once(lp_session *s, int profiled, session_output *output) {
 
 /* The session's own forwards need its inputs, which an attached module may not have been given,
  * and none may start inside a forward the program runs (lp_session_forward_begin). */
-static int check_can_run(const lp_session *s, const char *fn) {
-    if (s->in_forward)
+static int check_can_run(lp_session *s, const char *fn) {
+    if (s->in_forward || atomic_load(&s->live_open))
         return lp_error_set(LP_ERR_STATE,
                             "%s: a forward begun with lp_session_forward_begin is "
                             "open: end it first",
@@ -88,6 +90,7 @@ int session_run_forwards(lp_session *s, const session_run_args *a) {
             break;
         }
         int profiled = session_profiling_now(s);
+        atomic_fetch_add(&s->forwards_seen, 1);
         rc = profiled ? session_apply_pending_clear(s) : LP_OK;
         if (!rc) rc = profiled ? session_hooks_install(s) : session_hooks_remove(s);
         if (!rc) {
@@ -123,12 +126,15 @@ int lp_session_forward(lp_session *s, void **output, size_t *output_size) {
     if (output_size) *output_size = 0;
     int rc = check_can_run(s, "lp_session_forward");
     if (rc) return rc;
-    int profiled = session_profiling_now(s);
+    int profiled = session_profiling_now(s) && session_sample(s);
+    atomic_fetch_add(&s->forwards_seen, 1);
     rc = profiled ? session_apply_pending_clear(s) : LP_OK;
     if (!rc && profiled) rc = session_target_for_forward(s);
     if (!rc && profiled) rc = session_hooks_install(s);
     session_output kept = {NULL, 0};
+    uint64_t t0 = s->sampler.budget > 0 ? lp_now_ns() : 0; /* the budget's measured costs */
     if (!rc) rc = session_forward_once(s, profiled, output ? &kept : NULL);
+    if (!rc && s->sampler.budget > 0) lp_sampler_observe(&s->sampler, profiled, lp_now_ns() - t0);
     int hrc =
         session_hooks_remove(s); /* hooks stay only for the forward: other code runs unobserved */
     if (!rc) rc = hrc;

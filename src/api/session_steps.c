@@ -78,6 +78,9 @@ int session_profiling_now(lp_session *s) {
 
 int lp_session_step(lp_session *s) {
     if (!s) return lp_error_set(LP_ERR_INVALID, "lp_session_step: session is NULL");
+    /* Any thread of a live session: its profiled forwards are its iterations (session_merge.c),
+     * and it has no schedule to move on. */
+    if (s->live) return LP_OK;
     return session_end_step(s);
 }
 

@@ -32,7 +32,11 @@ static lp_thread_state *thread_state_new(const lp_collector *c) {
     if (!ts) return NULL;
     ts->mods = calloc(c->tree->n_nodes ? c->tree->n_nodes : 1, sizeof *ts->mods);
     ts->outside_ns = calloc(c->tree->n_nodes ? c->tree->n_nodes : 1, sizeof *ts->outside_ns);
-    if (!ts->mods || !ts->outside_ns || (c->cfg.memory && lp_ptrmap_init(&ts->live, 1024))) {
+    if (c->cfg.histograms)
+        ts->hist = calloc(c->tree->n_nodes ? c->tree->n_nodes : 1, sizeof *ts->hist);
+    if (!ts->mods || !ts->outside_ns || (c->cfg.histograms && !ts->hist) ||
+        (c->cfg.memory && lp_ptrmap_init(&ts->live, 1024))) {
+        free(ts->hist);
         free(ts->mods);
         free(ts->outside_ns);
         free(ts);
@@ -44,6 +48,7 @@ static lp_thread_state *thread_state_new(const lp_collector *c) {
 static void thread_state_free(lp_thread_state *ts) {
     if (!ts) return;
     free(ts->mods);
+    free(ts->hist);
     free(ts->outside_ns);
     free(ts->regs);
     free(ts->rows);
@@ -176,6 +181,18 @@ static void record_call(lp_collector *c, lp_figures *fig, const lp_frame *f, uin
     if (c->cfg.memory) record_memory(c, fig, f);
 }
 
+/* A measured module call into its histograms (cfg.histograms), as hist_mode says. */
+static inline void record_hist(const lp_collector *c, lp_thread_state *ts, const lp_frame *f,
+                               uint64_t total) {
+    uint8_t mode = c->hist_mode[f->node];
+    if (mode == HIST_NONE) return;
+    lp_module_hist *h = &ts->hist[f->node];
+    lp_hist_add(&h->total, total);
+    lp_hist_add(&h->self, mode == HIST_FOLDED   ? total
+                          : total > f->child_ns ? total - f->child_ns
+                                                : 0);
+}
+
 /* Closes the top frame at time t and adds its figures to its node. */
 static void pop(lp_collector *c, lp_thread_state *ts, uint64_t t) {
     lp_frame *f = &ts->stack[--ts->sp];
@@ -185,7 +202,10 @@ static void pop(lp_collector *c, lp_thread_state *ts, uint64_t t) {
     uint64_t total = t > f->t_start ? t - f->t_start : 0;
     lp_frame *below = ts->sp ? &ts->stack[ts->sp - 1] : NULL;
     if (f->kind == FRAME_MODULE) {
-        if (f->measured) record_call(c, &ts->mods[f->node], f, total);
+        if (f->measured) {
+            record_call(c, &ts->mods[f->node], f, total);
+            if (ts->hist && f->is_call) record_hist(c, ts, f, total);
+        }
         /* The enclosing module's self time excludes this call; a forward's root call is a child
          * of the region it ran in. */
         if (below && below->module_frame >= 0) {
@@ -501,6 +521,21 @@ lp_thread_state *lp_collector_thread(lp_collector *c) {
 
 int lp_collector_is_calling_thread(const lp_collector *c, const lp_thread_state *ts) {
     return ts == tls_state && tls_generation == c->generation;
+}
+
+int lp_collector_reset_calling_thread(lp_collector *c) {
+    lp_thread_state *ts = state_of(c);
+    if (!ts) return 0;
+    int keep = 0; /* the program's regions, as lp_collector_reset_stacks keeps them */
+    while (keep < ts->sp && ts->stack[keep].kind == FRAME_REGION)
+        keep++;
+    int dropped = ts->sp - keep;
+    for (int k = ts->sp - 1; k >= keep; k--)
+        if (ts->stack[k].scope) c->cfg.scopes.exit(c->cfg.scopes.ctx, ts->stack[k].scope);
+    ts->sp = keep;
+    ts->overflow = 0;
+    if (c->cfg.memory) lp_ptrmap_clear(&ts->live);
+    return dropped;
 }
 
 void lp_collector_thread_free(lp_thread_state *ts) {

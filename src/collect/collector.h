@@ -12,6 +12,7 @@
 
 #include "collect/event_sink.h"
 #include "collect/timeline.h"
+#include "model/histo.h"
 #include "model/tree.h"
 
 typedef struct lp_collector lp_collector;
@@ -48,6 +49,11 @@ typedef struct lp_collector_config {
     /* The clock regions are stamped with (module and op events carry their own times); NULL:
      * lp_now_ns. Tests give a fake one. */
     uint64_t (*clock)(void);
+    /* Per-call histograms of self and total time per module (model/histo.h), cumulative for the
+     * collector's life, down to `hist_depth` (-1: every module): a module at that depth gets its
+     * subtree folded in (its self histogram takes its calls' total time), deeper ones get none. */
+    int histograms;
+    int hist_depth;
 } lp_collector_config;
 
 /* The collector adds into `tree`, which must outlive it and keep its shape. */
@@ -98,12 +104,21 @@ void lp_ev_out_shape(lp_collector *c, const int64_t *dims, int rank);
  * returns how many there are in all. */
 size_t lp_collector_no_formula(const lp_collector *c, const char **names, size_t max);
 
+/* Any thread, while events arrive on others: module node `module`'s histograms summed over the
+ * threads (cfg.histograms), with atomic loads and no lock. Returns 1, or 0 when the module has
+ * none (deeper than hist_depth, or histograms off). Matches lp_hist_source.read with `c` as the
+ * context. */
+int lp_collector_hist_read(const void *c, int32_t module, lp_hist *self, lp_hist *total);
+
 /* --- driving thread ------------------------------------------------------------------------- */
 /* Counts one profiled iteration (a forward) into the tree. */
 void lp_collector_count_iteration(lp_collector *c);
 /* Drops whatever calls are still open (after a forward that threw) so the next forward starts
  * clean. Returns the number of frames dropped. */
 int lp_collector_reset_stacks(lp_collector *c);
+/* The same for the calling thread's stack alone: what a live forward that threw left open, while
+ * other threads' forwards go on. Any thread. */
+int lp_collector_reset_calling_thread(lp_collector *c);
 /* Merges every thread's figures into the tree (and resets them, so it can be called per run). */
 int lp_collector_finish(lp_collector *c);
 

@@ -31,11 +31,13 @@ int lp_collector_create(lp_collector **out, lp_tree *tree, const lp_collector_co
     c->tree = tree;
     c->cfg = *cfg;
     c->measured_root = calloc(tree->n_nodes ? tree->n_nodes : 1, 1);
+    c->hist_mode = calloc(tree->n_nodes ? tree->n_nodes : 1, 1);
     c->rolled_ns = calloc(tree->n_nodes ? tree->n_nodes : 1, sizeof *c->rolled_ns);
     c->regions = calloc(LP_MAX_REGIONS, sizeof *c->regions);
     c->region_index = calloc(LP_REGION_INDEX_CAP, sizeof *c->region_index);
-    if (!c->measured_root || !c->rolled_ns || !c->regions || !c->region_index) {
+    if (!c->measured_root || !c->hist_mode || !c->rolled_ns || !c->regions || !c->region_index) {
         free(c->measured_root);
+        free(c->hist_mode);
         free(c->rolled_ns);
         free(c->regions);
         free(c->region_index);
@@ -45,6 +47,12 @@ int lp_collector_create(lp_collector **out, lp_tree *tree, const lp_collector_co
     for (size_t i = 0; i < tree->n_nodes; i++)
         c->measured_root[i] = cfg->selected ? cfg->selected[i] : 1;
     c->cfg.selected = NULL; /* borrowed: use the copy */
+    for (size_t i = 0; cfg->histograms && i < tree->n_nodes; i++) {
+        int depth = tree->nodes[i].depth, limit = cfg->hist_depth;
+        c->hist_mode[i] = limit < 0 || depth < limit ? HIST_SELF
+                          : depth == limit           ? HIST_FOLDED
+                                                     : HIST_NONE;
+    }
     c->clock = cfg->clock ? cfg->clock : default_clock;
     c->generation = atomic_fetch_add(&lp_generation_counter, 1);
     pthread_mutex_init(&c->names_lock, NULL);
@@ -70,6 +78,7 @@ void lp_collector_free(lp_collector *c) {
         free(c->shape_texts[i]);
     free(c->shape_texts);
     free(c->measured_root);
+    free(c->hist_mode);
     free(c->rolled_ns);
     for (uint32_t i = 0; i < atomic_load(&c->n_regions); i++)
         free(c->regions[i].name);
@@ -338,4 +347,25 @@ void lp_ev_add_flops(lp_collector *c, int32_t module, uint64_t flops) {
 void lp_ev_add_out_shape(lp_collector *c, int32_t module, const int64_t *dims, int rank) {
     lp_figures *f = c->cfg.out_shape ? package_module(c, module) : NULL;
     if (f) lp_out_shape_add(&f->out, dims, rank);
+}
+
+/* Any thread: the claimed slots are read with acquire loads, so a state is seen whole or not at
+ * all; its cells with relaxed atomic loads (model/histo.h). States live until the collector is
+ * freed, so no slot goes away under the reader. */
+int lp_collector_hist_read(const void *ctx, int32_t module, lp_hist *self, lp_hist *total) {
+    const lp_collector *c = ctx;
+    memset(self, 0, sizeof *self);
+    memset(total, 0, sizeof *total);
+    if (!c->cfg.histograms || module < 0 || (size_t)module >= c->tree->n_nodes ||
+        c->hist_mode[module] == HIST_NONE)
+        return 0;
+    uint32_t n = atomic_load_explicit(&((lp_collector *)c)->n_threads, memory_order_acquire);
+    for (uint32_t i = 0; i < n && i < LP_MAX_THREADS; i++) {
+        const lp_thread_state *ts =
+            atomic_load_explicit(&((lp_collector *)c)->threads[i], memory_order_acquire);
+        if (!ts || !ts->hist) continue;
+        lp_hist_accumulate(self, &ts->hist[module].self);
+        lp_hist_accumulate(total, &ts->hist[module].total);
+    }
+    return 1;
 }

@@ -26,6 +26,10 @@
 /* REGION frames are the program's own code segments (lp_session_region_begin): they sit below every
  * module frame of a forward run inside them, measure themselves, and never make the calls above
  * them measured (path selection still decides that). */
+/* What a module's calls add to its histograms: nothing (deeper than cfg.hist_depth), self and
+ * total time, or total time to both (at hist_depth: its subtree folded into it). */
+enum { HIST_NONE = 0, HIST_SELF = 1, HIST_FOLDED = 2 };
+
 enum { FRAME_MODULE = 0, FRAME_OP = 1, FRAME_PASS = 2, FRAME_REGION = 3 };
 
 typedef struct lp_frame_mem {
@@ -62,7 +66,8 @@ typedef struct lp_thread_state {
     int sp;
     uint32_t overflow; /* frames not pushed because the stack was full */
     uint64_t next_serial;
-    lp_figures *mods; /* per module node */
+    lp_figures *mods;     /* per module node */
+    lp_module_hist *hist; /* per module node (cfg.histograms); written by this thread only */
     /* Per module node: the time of its frames that ran outside every frame of its tree parent
      * (a ModuleList's elements, called from the list's parent). Containers add it up at merge, so
      * a container's total is never smaller than its children's. */
@@ -84,6 +89,7 @@ struct lp_collector {
     lp_tree *tree;
     lp_collector_config cfg;
     uint8_t *measured_root; /* per module: selected (copied) */
+    uint8_t *hist_mode;     /* per module: HIST_NONE, HIST_SELF or HIST_FOLDED (cfg.histograms) */
     uint64_t *rolled_ns;    /* per module: containers' roll-up at merge (scratch) */
     uint64_t generation;
     _Atomic uint32_t n_threads;

@@ -90,5 +90,4 @@ typedef struct lp_cuda_join_stats {
  * Returns LP_OK or LP_ERR_NOMEM. */
 int lp_cuda_join(const lp_cuda_records *r, lp_cuda_sink sink, void *ctx, lp_cuda_join_stats *stats);
 
-
 #endif

@@ -123,6 +123,22 @@ static int parse_u64(const lp_opt *opt, const char *subject, const char *text, u
     return LP_OK;
 }
 
+/* A plain decimal number ("0.01", "1", "1e-3"): no hex, inf or nan, nothing after it. */
+static int parse_real(const lp_opt *opt, const char *subject, const char *text, double *out) {
+    char *end = NULL;
+    int plain = *text && strspn(text, "0123456789.eE+-") == strlen(text);
+    double x = plain ? strtod(text, &end) : 0;
+    if (!plain || !end || *end || !lp_opt_real_in_range(opt, x))
+        return wrong_text(opt, subject, text);
+    *out = x;
+    return LP_OK;
+}
+
+int lp_opt_real_in_range(const lp_opt *opt, double x) {
+    if (x != x) return 0; /* NaN */
+    return (opt->rlo_open ? x > opt->rlo : x >= opt->rlo) && x <= opt->rhi;
+}
+
 int lp_opt_parse_enum(const lp_opt *opt, const char *subject, const char *text, int *out) {
     const lp_cfg_names *t = opt->names;
     const char *names[16];
@@ -342,6 +358,8 @@ int lp_opt_parse(const lp_opt *opt, const char *subject, const char *text, lp_op
         return parse_int(opt, subject, text, LP_OPT_FIELD(o, opt, int));
     case LP_OPT_U64:
         return parse_u64(opt, subject, text, LP_OPT_FIELD(o, opt, uint64_t));
+    case LP_OPT_REAL:
+        return parse_real(opt, subject, text, LP_OPT_FIELD(o, opt, double));
     case LP_OPT_ENUM:
         if ((rc = lp_opt_parse_enum(opt, subject, text, &v))) return rc;
         *LP_OPT_FIELD(o, opt, int) = v;

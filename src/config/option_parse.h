@@ -51,6 +51,9 @@ int lp_device_parse(const char *device, int *is_cuda, int *index);
 /* "true", "yes", "on" (and capitalised) are 1; "false", "no", "off" 0; -1 for anything else. */
 int lp_opt_bool_value(const char *text);
 
+/* 1 when `x` is in a REAL row's range (never for NaN). */
+int lp_opt_real_in_range(const lp_opt *opt, double x);
+
 /* Plain decimal digits with an optional sign into a magnitude and a sign: 1, or 0 when malformed
  * or past UINT64_MAX. The one number syntax of option values and YAML shapes. */
 int lp_opt_parse_digits(const char *s, uint64_t *mag, int *neg);

@@ -145,6 +145,25 @@ static const lp_opt table[] = {
      .what = "a list of outputs such as {format: tree, file: \"-\"}", .value_name = "FORMAT[:FILE]",
      .help = "one report: its format and file (none or \"-\": stdout)",
      .section = LP_SECTION_OUTPUTS},
+    {"sample_every", "sample-every", LP_OPT_INT, 0, OPT(sample_every), .lo = 1, .hi = INT_MAX,
+     DEF_INT(1), .value_name = "N",
+     .help = "profile every Nth forward of a session that stays open (lp_session_forward, "
+             "attached modules); the others run unprofiled",
+     .section = LP_SECTION_RECORD},
+    {"sample_probability", "sample-probability", LP_OPT_REAL, 0, OPT(sample_probability), .rlo = 0,
+     .rhi = 1, .rlo_open = 1, .rdef = 1, .default_text = "1", .value_name = "P",
+     .help = "profile each forward of a session that stays open with probability P, in (0, 1]",
+     .section = LP_SECTION_RECORD},
+    {"sample_budget", "sample-budget", LP_OPT_REAL, 0, OPT(sample_budget), .rlo = 0, .rhi = 0.5,
+     .rdef = 0, .default_text = "0", .value_name = "F",
+     .help = "the fraction of forward time profiling may cost (0.01: 1%), which sets the "
+             "sampling rate from measured costs; 0: off",
+     .section = LP_SECTION_RECORD},
+    {"metrics_depth", "metrics-depth", LP_OPT_INT, 0, OPT(metrics_depth), .lo = -1, .hi = INT_MAX,
+     .lo_note = "no limit", DEF_INT(1), .value_name = "D",
+     .help = "openmetrics: fold modules deeper than D into their ancestor, bounding the series; "
+             "-1: no limit",
+     .section = LP_SECTION_OUTPUTS},
     {"summary", "summary", LP_OPT_BOOL, 0, OPT(summary), OFF,
      .help = "print torchtimer's markdown summary after the tree", .section = LP_SECTION_OUTPUTS},
     {"verbose", "verbose", LP_OPT_BOOL, 0, OPT(verbose), OFF,
@@ -197,6 +216,9 @@ const char *lp_opt_what(const lp_opt *o, char *buf, size_t size) {
         return buf;
     case LP_OPT_U64:
         snprintf(buf, size, "an integer >= 0");
+        return buf;
+    case LP_OPT_REAL:
+        snprintf(buf, size, "a number in %c%g, %g]", o->rlo_open ? '(' : '[', o->rlo, o->rhi);
         return buf;
     case LP_OPT_INT: {
         char note[64] = "";
@@ -285,6 +307,9 @@ void lp_opt_reset(const lp_opt *opt, lp_options *o) {
         return;
     case LP_OPT_U64:
         *LP_OPT_FIELD(o, opt, uint64_t) = (uint64_t)opt->def;
+        return;
+    case LP_OPT_REAL:
+        *LP_OPT_FIELD(o, opt, double) = opt->rdef;
         return;
     case LP_OPT_STRING:
         *LP_OPT_FIELD(o, opt, const char *) = opt->def_str;

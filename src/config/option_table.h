@@ -21,6 +21,7 @@ typedef enum lp_opt_type {
     LP_OPT_BOOL,        /* int, 0 or 1; a switch on the command line */
     LP_OPT_INT,         /* int in [lo, hi] */
     LP_OPT_U64,         /* uint64_t */
+    LP_OPT_REAL,        /* double in [rlo, rhi], or (rlo, rhi] with rlo_open */
     LP_OPT_ENUM,        /* an int-sized enum spelled by `names` */
     LP_OPT_STRING,      /* const char *, checked as `check` says */
     LP_OPT_COLUMNS,     /* column ids (const char *const *, count): text "a,b" replaces the list */
@@ -59,6 +60,8 @@ typedef struct lp_opt {
     lp_opt_check check;        /* STRING */
     size_t max;                /* lists: the most entries, 0 for no limit */
     int def;                   /* BOOL, INT, ENUM: the default */
+    double rlo, rhi, rdef;     /* REAL: the range and the default */
+    int rlo_open;              /* REAL: rlo itself is refused */
     const char *def_str;       /* STRING: the default */
     const char *default_text;  /* the default as docs/config.md and --help show it */
     const char *what;          /* the value expected, for messages; NULL: from the type */

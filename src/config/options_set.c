@@ -59,11 +59,15 @@ int lp_options_set(lp_options *opts, const char *key, const char *value) {
     if (rc) return rc;
     const lp_opt *opt = lp_opt_find(key);
     if (!opt) return unknown_key(key);
-    if (!row_fits(opt, opts->version))
+    if (!row_fits(opt, opts->version)) {
+        unsigned first = opts->version; /* the version that added the field */
+        while (first < LP_OPTIONS_VERSION && !row_fits(opt, first))
+            first++;
         return lp_error_set(LP_ERR_INVALID,
                             "'%s' needs options version %u; these are version %u (built against "
                             "an older layerprof.h): rebuild to set it",
-                            key, LP_OPTIONS_VERSION, opts->version);
+                            key, first, opts->version);
+    }
     if (!value) {
         lp_opt_reset(opt, opts);
         return LP_OK;

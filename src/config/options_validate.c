@@ -123,6 +123,11 @@ static int validate_row(const lp_opt *opt, const lp_options *o) {
         return validate_list(opt, o);
     case LP_OPT_SCHEDULE:
         return validate_schedule(LP_OPT_FIELD(o, opt, const lp_schedule));
+    case LP_OPT_REAL:
+        if (lp_opt_real_in_range(opt, *LP_OPT_FIELD(o, opt, const double))) return LP_OK;
+        return lp_error_set(LP_ERR_INVALID, "%s must be %s, not %g", opt->key,
+                            lp_opt_what(opt, what, sizeof what),
+                            *LP_OPT_FIELD(o, opt, const double));
     default: /* booleans, the seed: every value means something; the mappings hold none */
         return LP_OK;
     }

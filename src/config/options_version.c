@@ -15,6 +15,8 @@ size_t lp_options_size_of(unsigned version) {
     case 2:
         return offsetof(lp_options, libraries);
     case 3:
+        return offsetof(lp_options, sample_every);
+    case 4:
         return sizeof(lp_options);
     default:
         return 0;

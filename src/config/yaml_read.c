@@ -37,7 +37,8 @@ struct lp_config {
 /* A scalar's text for lp_opt_parse. Numbers and booleans must be plain: "10" quoted is a string. */
 static int scalar_text(const cfg_ctx *c, const yaml_node_t *v, const lp_opt *opt,
                        const char *subject) {
-    int plain_only = opt->type == LP_OPT_BOOL || opt->type == LP_OPT_INT || opt->type == LP_OPT_U64;
+    int plain_only = opt->type == LP_OPT_BOOL || opt->type == LP_OPT_INT ||
+                     opt->type == LP_OPT_U64 || opt->type == LP_OPT_REAL;
     if (v->type != YAML_SCALAR_NODE || cfg_is_null(v) || cfg_has_nul(v) ||
         (plain_only && !cfg_is_plain(v)))
         return cfg_wrong_value(c, v, opt, subject);

@@ -248,6 +248,9 @@ static void put_value(FILE *out, const lp_opt *opt, const lp_options *o) {
     case LP_OPT_U64:
         fprintf(out, "%" PRIu64, *LP_OPT_FIELD(o, opt, const uint64_t));
         break;
+    case LP_OPT_REAL:
+        fprintf(out, "%.17g", *LP_OPT_FIELD(o, opt, const double));
+        break;
     case LP_OPT_ENUM:
         fputs(lp_cfg_name_of(opt->names, *LP_OPT_FIELD(o, opt, const int)), out);
         break;

@@ -60,6 +60,12 @@ static int summary(const lp_tree *t, const lp_timeline *tl, const json_t *run,
     return lp_render_summary(t, ro, out);
 }
 
+static int openmetrics(const lp_tree *t, const lp_timeline *tl, const json_t *run,
+                       const lp_render_opts *ro, FILE *out) {
+    (void)tl;
+    return lp_render_openmetrics(t, run, ro, out);
+}
+
 static const struct format_row {
     lp_format format;
     const char *names[3];      /* canonical first (lp_format_name), then aliases; NULL-ended */
@@ -75,6 +81,7 @@ static const struct format_row {
     /* Name only: no file extension implies it, since a summary is markdown and ".md" already
      * means the markdown tree. */
     {LP_FORMAT_SUMMARY, {"summary"}, {NULL}, summary},
+    {LP_FORMAT_OPENMETRICS, {"openmetrics"}, {".prom"}, openmetrics},
 };
 #define N_FORMATS (sizeof formats / sizeof formats[0])
 

@@ -10,6 +10,7 @@
 
 #include "collect/timeline.h"
 #include "layerprof.h"
+#include "model/histo.h"
 #include "model/tree.h"
 #include "report/columns.h"
 
@@ -25,6 +26,12 @@ typedef struct lp_render_opts {
     int show_ops;             /* op rows under modules (when the tree has them) */
     const char *const *notes; /* lines printed under the table (mode, warnings) */
     size_t n_notes;
+    /* LP_FORMAT_OPENMETRICS: modules deeper than metrics_depth are folded (-1: no limit; the
+     * default 1); the model label (NULL: the run's "model", its file name without directory
+     * and extension); the per-call histograms (NULL: the tree's sums alone). */
+    int metrics_depth;
+    const char *metrics_model;
+    const lp_hist_source *hist;
 } lp_render_opts;
 
 /* ---- render_setup.c: what every renderer shares ------------------------------------------- */
@@ -72,6 +79,12 @@ int lp_render_markdown(const lp_tree *tree, const lp_render_opts *ro, const json
 int lp_render_trace(const lp_tree *tree, const lp_timeline *tl, const json_t *run, FILE *out);
 /* `tl` may be NULL or empty: the memory-over-time chart is then left out. */
 int lp_render_html(const lp_tree *tree, const lp_timeline *tl, const json_t *run, FILE *out);
+
+/* Prometheus' text exposition (LP_FORMAT_OPENMETRICS, render_openmetrics.c): docs/sampling.md.
+ * Histograms come from ro->hist when given (a session), else from the tree's sums alone (a
+ * report read back): then each histogram is its +Inf bucket, _sum and _count. */
+int lp_render_openmetrics(const lp_tree *tree, const json_t *run, const lp_render_opts *ro,
+                          FILE *out);
 
 /* ---- formats.c: the table of formats {format, names, extensions, renderer} --------------------
  */

@@ -16,6 +16,7 @@ void lp_render_opts_init(lp_render_opts *ro) {
     ro->depth = -1;
     ro->units = LP_UNITS_AUTO;
     ro->show_ops = 1; /* shown only when the tree recorded op rows */
+    ro->metrics_depth = 1;
 }
 
 int lp_render_check_opts(const lp_render_opts *ro) {

@@ -69,6 +69,20 @@ LD_LIBRARY_PATH="$libdir" "$work/profile_model_pc" "$model" > "$work/out2.txt"
 echo "== the installed CLI"
 "$prefix/bin/layerprof" "$model" --iterations 2 --warmup 1 > "$work/out3.txt"
 
+# examples/serve.cpp is built and installed where libmicrohttpd was found: it must then run from
+# the prefix, finding liblayerprof and libtorch without the build tree.
+if [ -e "$build/examples/layerprof-serve" ]; then
+    echo "== the installed layerprof-serve"
+    serve=$prefix/bin/layerprof-serve
+    [ -x "$serve" ] || { echo "not installed: $serve"; exit 1; }
+    if readelf -d "$serve" | grep -E 'R(UN)?PATH' | grep -q "$build"; then
+        echo "the installed layerprof-serve's RUNPATH names the build tree"; exit 1
+    fi
+    "$serve" --help | grep -q -- '--sample-every' || { echo "layerprof-serve --help failed"; exit 1; }
+    rc=0; "$serve" "$model" --input 1x3x16x16 --sample-every 0 2> /dev/null || rc=$?
+    [ "$rc" = 2 ] || { echo "layerprof-serve --sample-every 0: exit $rc, not 2"; exit 1; }
+fi
+
 for out in $outs; do
     grep -q '^├── \|^└── ' "$work/$out.txt" ||
         { echo "$out: no module tree:"; cat "$work/$out.txt"; exit 1; }

@@ -13,3 +13,14 @@ add_test(NAME examples.attach
          COMMAND ${LP_BASH} ${CMAKE_CURRENT_SOURCE_DIR}/test_attach_example.sh $<TARGET_FILE:attach>
                  $<TARGET_FILE:layerprof> ${LP_MODELS_DIR}/nested.pt 1x3x16x16)
 set_tests_properties(integration.attach examples.attach PROPERTIES LABELS "integration" TIMEOUT 300)
+
+# A live session under load: 4 threads of forwards and a reader of the exposition
+# (docs/sampling.md). Under ThreadSanitizer too, in its own build (tests/integration/tsan.sh).
+add_executable(test_live ${CMAKE_CURRENT_SOURCE_DIR}/test_live.cpp)
+target_compile_definitions(test_live PRIVATE LP_MODELS_DIR="${LP_MODELS_DIR}")
+lp_torch_program(test_live)
+if(TARGET models)
+  add_dependencies(test_live models)
+endif()
+add_test(NAME integration.live COMMAND test_live)
+set_tests_properties(integration.live PROPERTIES LABELS "integration" TIMEOUT 300)

@@ -526,7 +526,7 @@ fi
 # resnet18 for 10,000,000 iterations would take days and the output file would be created when the
 # run starts: exiting within the timeout without the file proves the value was refused first, in
 # every output format. The file says the same as the flag, with its position instead of the flag.
-FORMATS=(tree json csv markdown trace html summary)
+FORMATS=(tree json csv markdown trace html summary openmetrics)
 # option  bad value  YAML (the value's line, under the model line)  what the message says
 BAD_NAMES=(
     "sort|cpu_totl|display: {sort: cpu_totl}|must be a column id, got 'cpu_totl'; did you mean 'cpu_total'\\?"
@@ -563,7 +563,7 @@ done
 for f in "${FORMATS[@]}"; do
     rm -f "$TMP/out.$f" "$TMP/bad.out"
     expect_error "--format xml beside --format $f" 2 \
-        "^layerprof: error: --format must be tree, json, csv, markdown, trace, html or summary, got 'xml'" 30 -- \
+        "^layerprof: error: --format must be tree, json, csv, markdown, trace, html, summary or openmetrics, got 'xml'" 30 -- \
         "$RESNET" --iterations 10000000 --format "$f" --output "$TMP/out.$f" --format xml --output "$TMP/bad.out"
     [ -e "$TMP/out.$f" ] || [ -e "$TMP/bad.out" ] && fail "--format xml beside --format $f: a file was created"
     cli_body=$(body_of "$ERR")
@@ -579,7 +579,32 @@ for f in "${FORMATS[@]}"; do
         show
     fi
 done
-expect_error "--format json:x" 2 "--format must be tree, json, csv, markdown, trace, html or summary, got 'json:x'" 30 -- \
+# Sampling and the exposition's depth: out of range is a usage error, before anything runs.
+expect_error "--sample-every 0" 2 "^layerprof: error: --sample-every must be an integer >= 1, got '0'\$" 30 -- \
+    "$RESNET" --iterations 10000000 --sample-every 0
+expect_error "--sample-every -3" 2 "^layerprof: error: --sample-every must be an integer >= 1, got '-3'\$" 30 -- \
+    "$RESNET" --iterations 10000000 --sample-every -3
+for p in 0 1.5 -0.1 nan inf 0x1p-3 abc; do
+    expect_error "--sample-probability $p" 2 \
+        "^layerprof: error: --sample-probability must be a number in \\(0, 1\\], got '$p'\$" 30 -- \
+        "$RESNET" --iterations 10000000 --sample-probability "$p"
+done
+expect_error "--sample-budget 0.9" 2 "^layerprof: error: --sample-budget must be a number in \\[0, 0.5\\], got '0.9'\$" 30 -- \
+    "$RESNET" --iterations 10000000 --sample-budget 0.9
+expect_error "--metrics-depth -2" 2 "^layerprof: error: --metrics-depth must be an integer >= -1 \\(-1: no limit\\), got '-2'\$" 30 -- \
+    "$RESNET" --iterations 10000000 --metrics-depth -2
+printf 'model: %s\niterations: 10000000\nsample_probability: 2\n' "$RESNET" >"$TMP/bad.yaml"
+checks=$((checks + 1))
+run 30 -- --config "$TMP/bad.yaml"
+if [ "$rc" -eq 2 ] && head -n 1 "$ERR" |
+    grep -q "bad\.yaml:3:[0-9]*: 'sample_probability' must be a number in (0, 1\], got '2'"; then
+    ok "the same in a file: $(head -n 1 "$ERR" | head -c 160)"
+else
+    fail "YAML sample_probability: 2: exit $rc, or not the message"
+    show
+fi
+
+expect_error "--format json:x" 2 "--format must be tree, json, csv, markdown, trace, html, summary or openmetrics, got 'json:x'" 30 -- \
     "$RESNET" --iterations 10000000 --format json:x
 
 # ---------------------------------------------------------------------------------------------------

@@ -223,6 +223,26 @@ static void every_format_of_a_real_run_parses_back(void **state) {
     fclose(f);
     assert_string_equal(json_text, again);
     free(again);
+    /* The exposition of the report read back: each histogram its +Inf bucket, _sum and _count,
+     * with the calls the session counted (nested's block runs twice per forward). */
+    f = tmpfile();
+    assert_int_equal(lp_report_render(r, LP_FORMAT_OPENMETRICS, NULL, f), LP_OK);
+    n = ftell(f);
+    char *prom = malloc((size_t)n + 1);
+    rewind(f);
+    assert_int_equal(fread(prom, 1, (size_t)n, f), (size_t)n);
+    prom[n] = '\0';
+    fclose(f);
+    assert_non_null(strstr(prom, "layerprof_module_calls_total{model=\"nested\",module=\"block\","
+                                 "class=\"Block\"} 6\n"));
+    assert_non_null(strstr(prom,
+                           "layerprof_module_self_seconds_count{model=\"nested\",module=\".\","
+                           "class=\"Nested\"} 3\n"));
+    assert_non_null(strstr(prom, "layerprof_module_total_seconds_bucket{model=\"nested\",module=\""
+                                 "block\",class=\"Block\",le=\"+Inf\"} 6\n"));
+    assert_null(strstr(prom, "le=\"0.001\"")); /* no per-call histogram in a file */
+    assert_null(strstr(prom, "block.body"));   /* metrics_depth 1 by default */
+    free(prom);
     lp_report_free(r);
     unlink(path);
 

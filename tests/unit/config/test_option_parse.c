@@ -237,7 +237,8 @@ static void paths_inputs_and_outputs_append(void **state) {
     assert_string_equal(opts.outputs[1].file, "reports/a:b.md");
     assert_string_equal(opts.outputs[2].file, "-");
     parse_refused("outputs", "xml:r.xml",
-                  "'format' must be tree, json, csv, markdown, trace, html or summary, got 'xml'; "
+                  "'format' must be tree, json, csv, markdown, trace, html, summary or "
+                  "openmetrics, got 'xml'; "
                   "did you mean 'html'?");
     parse_refused("outputs",
                   "json:", "'file' must be a file path, \"-\" or null for stdout, got ''");

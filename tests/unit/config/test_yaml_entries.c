@@ -149,10 +149,12 @@ static void schedule_and_summary_errors_are_positioned(void **state) {
         {"summary: maybe", "1:10", "'summary' must be true or false, got 'maybe'"},
         {"summary: [true]", "1:10", "'summary' must be true or false, got a list"},
         {"outputs: [{format: summry}]", "1:20",
-         "'format' must be tree, json, csv, markdown, trace, html or summary, got 'summry'; did "
+         "'format' must be tree, json, csv, markdown, trace, html, summary or openmetrics, got "
+         "'summry'; did "
          "you mean 'summary'?"},
         {"outputs: [{format: excel}]", "1:20",
-         "'format' must be tree, json, csv, markdown, trace, html or summary, got 'excel'"},
+         "'format' must be tree, json, csv, markdown, trace, html, summary or openmetrics, got "
+         "'excel'"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         expect_error(cases[i].yaml, cases[i].pos, cases[i].needle);

@@ -87,7 +87,8 @@ static void other_errors_are_positioned(void **state) {
         {"mode: fast", "1:7", "'mode' must be hooks, graph or markers, got 'fast'"},
         {"display: {units: sec}", "1:18", "'units' must be auto, us, ms or s, got 'sec'"},
         {"outputs: [{format: xml}]", "1:20",
-         "'format' must be tree, json, csv, markdown, trace, html or summary, got 'xml'"},
+         "'format' must be tree, json, csv, markdown, trace, html, summary or openmetrics, got "
+         "'xml'"},
         {"display:\n  sort: cpu_totl\n", "2:9",
          "'sort' must be a column id, got 'cpu_totl'; did you mean 'cpu_total'?"},
         {"display: {columns: [self_cpu, nope_nope]}", "1:31",

@@ -1,0 +1,12 @@
+# examples/serve.cpp (layerprof-serve), built where libmicrohttpd is (examples/CMakeLists.txt):
+# run as a user would (examples.serve), and scraped by a real Prometheus (integration.prometheus,
+# skipped with the reason where Debian's prometheus is not installed). Both on models/nested.pt.
+if(TARGET layerprof-serve)
+  set(lp_serve_args $<TARGET_FILE:layerprof-serve> ${LP_MODELS_DIR}/nested.pt 1x3x16x16)
+  add_test(NAME examples.serve
+           COMMAND ${LP_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/test_serve_example.py ${lp_serve_args})
+  add_test(NAME integration.prometheus
+           COMMAND ${LP_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/test_prometheus.py ${lp_serve_args})
+  set_tests_properties(examples.serve integration.prometheus PROPERTIES
+                       LABELS "integration" TIMEOUT 300 SKIP_RETURN_CODE 77)
+endif()
