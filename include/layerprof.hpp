@@ -51,6 +51,19 @@ inline void check(int status) {
     if (status != LP_OK) throw Error(status, lp_error_last());
 }
 
+/* Runs `body` with `session` disabled, so the forwards it runs are not recorded, and enables the
+ * session again afterwards, also when `body` throws. */
+template <typename Body> void unrecorded(lp_session *session, Body &&body) {
+    check(lp_session_enable(session, 0));
+    try {
+        body();
+    } catch (...) {
+        lp_session_enable(session, 1);
+        throw;
+    }
+    check(lp_session_enable(session, 1));
+}
+
 #define LAYERPROF_STR2(x) #x
 #define LAYERPROF_STR(x) LAYERPROF_STR2(x)
 #ifdef _GLIBCXX_USE_CXX11_ABI
@@ -124,18 +137,13 @@ class Session {
     /* `n` forwards that are not recorded: TorchScript profiles and optimises the module during
      * its first 3, which would otherwise be measured. */
     void warmup(const std::vector<c10::IValue> &inputs, int n = 3) {
-        check(lp_session_enable(session_, 0));
-        try {
+        unrecorded(session_, [&] {
             for (int i = 0; i < n; i++) {
                 Forward scope(*this);
                 module_.forward(inputs);
                 scope.end();
             }
-        } catch (...) {
-            lp_session_enable(session_, 1);
-            throw;
-        }
-        check(lp_session_enable(session_, 1));
+        });
     }
 
     /* Ends one iteration of the program's loop (lp_session_step), for forwards run in Forward

@@ -60,18 +60,13 @@ class PackageSession {
 
     /* `n` forwards that are not recorded (the first run of a package allocates its buffers). */
     void warmup(const std::vector<at::Tensor> &inputs, int n = 1) {
-        check(lp_session_enable(session_, 0));
-        try {
+        unrecorded(session_, [&] {
             for (int i = 0; i < n; i++) {
                 Session::Forward scope(session_);
                 loader_.run(inputs);
                 scope.end();
             }
-        } catch (...) {
-            lp_session_enable(session_, 1);
-            throw;
-        }
-        check(lp_session_enable(session_, 1));
+        });
     }
 
     void step() {

@@ -32,19 +32,9 @@ extern "C" int lps_model_attach_package(void *loader, const char *torch_build, c
     if (!loader || !torch_build || !path || !out)
         return lp_error_set(LP_ERR_INVALID, "lps_model_attach_package: NULL argument");
     *out = nullptr;
-    if (std::strcmp(torch_build, lps_torch_build()) != 0)
-        return lp_error_set(LP_ERR_UNSUPPORTED,
-                            "the program was built against libtorch %s, layerprof against %s: a "
-                            "package's loader can only be attached by a program built against the "
-                            "same libtorch (version and C++ ABI)",
-                            torch_build, lps_torch_build());
-    auto m = std::make_unique<lps_model>();
     return lps::guard([&]() -> int {
-        try {
-            m->device = c10::Device(device && *device ? device : "cpu");
-        } catch (...) {
-            return lp_error_set(LP_ERR_INVALID, "unknown device '%s'", device);
-        }
+        std::unique_ptr<lps_model> m;
+        if (int rc = lps::attached_model(torch_build, "a package's loader", device, &m)) return rc;
         {
             std::lock_guard<std::mutex> lock(g_loaders_mu);
             if (!g_loaders.insert(loader).second)

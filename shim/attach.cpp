@@ -102,6 +102,24 @@ void detach(lps_model *m) noexcept {
     g_attached.erase(key_of(m));
 }
 
+int attached_model(const char *torch_build, const char *what, const char *device,
+                   std::unique_ptr<lps_model> *out) {
+    if (std::strcmp(torch_build, lps_torch_build()) != 0)
+        return lp_error_set(LP_ERR_UNSUPPORTED,
+                            "the program was built against libtorch %s, layerprof against %s: %s "
+                            "can only be attached by a program built against the same libtorch "
+                            "(version and C++ ABI)",
+                            torch_build, lps_torch_build(), what);
+    auto m = std::make_unique<lps_model>();
+    try {
+        m->device = c10::Device(device && *device ? device : "cpu");
+    } catch (...) {
+        return lp_error_set(LP_ERR_INVALID, "unknown device '%s'", device);
+    }
+    *out = std::move(m);
+    return LP_OK;
+}
+
 } // namespace lps
 
 extern "C" {
@@ -111,19 +129,9 @@ int lps_model_attach(void *module, const char *torch_build, const char *device, 
     if (!module || !torch_build || !out)
         return lp_error_set(LP_ERR_INVALID, "lps_model_attach: NULL argument");
     *out = nullptr;
-    if (std::strcmp(torch_build, lps_torch_build()) != 0)
-        return lp_error_set(LP_ERR_UNSUPPORTED,
-                            "the program was built against libtorch %s, layerprof against %s: a "
-                            "module can only be attached by a program built against the same "
-                            "libtorch (version and C++ ABI)",
-                            torch_build, lps_torch_build());
-    auto m = std::make_unique<lps_model>();
     return lps::guard([&]() -> int {
-        try {
-            m->device = c10::Device(device && *device ? device : "cpu");
-        } catch (...) {
-            return lp_error_set(LP_ERR_INVALID, "unknown device '%s'", device);
-        }
+        std::unique_ptr<lps_model> m;
+        if (int rc = lps::attached_model(torch_build, "a module", device, &m)) return rc;
         lps::set_exec(m.get(), exec);
         m->module = *static_cast<torch::jit::Module *>(module); // a handle: the same object
         int rc = attach(m.get(), device);

@@ -263,6 +263,12 @@ void index_modules(lps_model *m);
 // Undoes what lps_model_attach did to the program's module (attach.cpp).
 void detach(lps_model *m) noexcept;
 
+// The start of attaching what a program holds (attach.cpp): LP_ERR_UNSUPPORTED unless the program
+// was built against this libtorch (`what`: "a module", "a package's loader"), then a fresh model
+// on `device` ("cpu" when NULL or empty) in *out. Inside guard() (it allocates).
+int attached_model(const char *torch_build, const char *what, const char *device,
+                   std::unique_ptr<lps_model> *out);
+
 // Markers (markers.cpp puts them in the graphs; hooks.cpp delivers what they say).
 // Puts an enter and an exit marker around every submodule call site of every method of `m`'s
 // modules; returns the number of sites. Before any method of `m` has run.
