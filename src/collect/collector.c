@@ -523,19 +523,24 @@ int lp_collector_is_calling_thread(const lp_collector *c, const lp_thread_state 
     return ts == tls_state && tls_generation == c->generation;
 }
 
-int lp_collector_reset_calling_thread(lp_collector *c) {
-    lp_thread_state *ts = state_of(c);
-    if (!ts) return 0;
-    int keep = 0; /* the program's regions, as lp_collector_reset_stacks keeps them */
+int lp_thread_state_drop_frames(lp_collector *c, lp_thread_state *ts, int close_scopes) {
+    /* Regions are the program's, opened between forwards: they sit at the bottom and stay. */
+    int keep = 0;
     while (keep < ts->sp && ts->stack[keep].kind == FRAME_REGION)
         keep++;
     int dropped = ts->sp - keep;
-    for (int k = ts->sp - 1; k >= keep; k--)
-        if (ts->stack[k].scope) c->cfg.scopes.exit(c->cfg.scopes.ctx, ts->stack[k].scope);
+    if (close_scopes)
+        for (int k = ts->sp - 1; k >= keep; k--)
+            if (ts->stack[k].scope) c->cfg.scopes.exit(c->cfg.scopes.ctx, ts->stack[k].scope);
     ts->sp = keep;
     ts->overflow = 0;
     if (c->cfg.memory) lp_ptrmap_clear(&ts->live);
     return dropped;
+}
+
+int lp_collector_reset_calling_thread(lp_collector *c) {
+    lp_thread_state *ts = state_of(c);
+    return ts ? lp_thread_state_drop_frames(c, ts, 1) : 0;
 }
 
 void lp_collector_thread_free(lp_thread_state *ts) {

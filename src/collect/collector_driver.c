@@ -102,18 +102,8 @@ int lp_collector_reset_stacks(lp_collector *c) {
     for (uint32_t i = 0; i < n && i < LP_MAX_THREADS; i++) {
         lp_thread_state *ts = c->threads[i];
         if (!ts) continue;
-        /* Regions are the program's, opened between forwards: they sit at the bottom and stay. */
-        int keep = 0;
-        while (keep < ts->sp && ts->stack[keep].kind == FRAME_REGION)
-            keep++;
-        dropped += ts->sp - keep;
         /* Scopes are per thread (CUPTI's and NVTX's stacks): only this thread's can be closed. */
-        if (lp_collector_is_calling_thread(c, ts))
-            for (int k = ts->sp - 1; k >= keep; k--)
-                if (ts->stack[k].scope) c->cfg.scopes.exit(c->cfg.scopes.ctx, ts->stack[k].scope);
-        ts->sp = keep;
-        ts->overflow = 0;
-        if (c->cfg.memory) lp_ptrmap_clear(&ts->live);
+        dropped += lp_thread_state_drop_frames(c, ts, lp_collector_is_calling_thread(c, ts));
     }
     return dropped;
 }

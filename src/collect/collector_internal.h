@@ -121,6 +121,10 @@ struct lp_collector {
 lp_thread_state *lp_collector_thread(lp_collector *c);
 /* Whether `ts` is the calling thread's state (only that thread may close its scopes). */
 int lp_collector_is_calling_thread(const lp_collector *c, const lp_thread_state *ts);
+/* Drops the frames open on `ts` above the program's regions (which stay), closing their CUDA/NVTX
+ * scopes when `close_scopes` (only on the thread that owns them), and forgets its live
+ * allocations. Returns the number of frames dropped. */
+int lp_thread_state_drop_frames(lp_collector *c, lp_thread_state *ts, int close_scopes);
 void lp_collector_thread_free(lp_thread_state *ts);
 /* Opens a frame of `kind` on `ts` (NULL when the stack is full), and closes the top one at `t`,
  * adding its figures to its node: what region events share with module and op events. */
