@@ -144,6 +144,17 @@ def make_inputs(torch, model_path, args, device):
     return out
 
 
+def subtree_totals(per_path, iterations):
+    """Per forward, each module's own time plus everything below it (the root is "")."""
+    totals = {}
+    for path, us in per_path.items():
+        parts = path.split(".") if path else []
+        for k in range(len(parts) + 1):
+            p = ".".join(parts[:k])
+            totals[p] = totals.get(p, 0.0) + us
+    return {p: us / iterations for p, us in totals.items()}
+
+
 def run_torch_profiler(args):
     """{path: cuda_total_us per forward} from torch.profiler on the same TorchScript file."""
     import warnings
@@ -200,15 +211,7 @@ def run_torch_profiler(args):
             unattributed += dur
             continue
         per_path[path] = per_path.get(path, 0.0) + dur
-    # Totals: a module's own time plus everything below it.
-    totals = {}
-    for path, us in per_path.items():
-        parts = path.split(".") if path else []
-        for k in range(len(parts) + 1):
-            p = ".".join(parts[:k])
-            totals[p] = totals.get(p, 0.0) + us
-    n = args.iterations
-    totals = {p: us / n for p, us in totals.items()}
+    totals = subtree_totals(per_path, args.iterations)
     return totals, unattributed / n, device_total / n, len(op_path), cost
 
 

@@ -33,6 +33,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from cuda_compare import subtree_totals  # noqa: E402 (bench/ beside this file)
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 
@@ -151,14 +154,8 @@ def run_eager(torch, model, inputs, args):
             unattributed += dur
             continue
         per_path[path] = per_path.get(path, 0.0) + dur
-    totals = {}
-    for path, us in per_path.items():
-        parts = path.split(".") if path else []
-        for k in range(len(parts) + 1):
-            p = ".".join(parts[:k])
-            totals[p] = totals.get(p, 0.0) + us
     n = args.iterations
-    return {p: us / n for p, us in totals.items()}, device_total / n, unattributed / n
+    return subtree_totals(per_path, n), device_total / n, unattributed / n
 
 
 def main():
