@@ -23,6 +23,23 @@
 // The module is known from the object the instruction is given, as in hooks mode: TorchScript
 // shares one compiled method between modules of the same type, so a call site names its callee
 // only at run time.
+//
+// Site markers, where the callee is fixed. Declaring that a marker writes its module has a price:
+// a read of the module's attributes after it cannot be merged with one before it, so each
+// unrolled iteration of lstm_cell's loop fetched `cell`, `ih`, `hh` and their weights again (67
+// prim::GetAttr instructions in the plan against 18 unmarked), which was most of what markers
+// cost an unprofiled forward (1.026x-1.038x on lstm_cell and pat_loops). Most call sites call a
+// submodule reached from the method's own `self` through attributes only (`self.cell`,
+// `self.layers.0`): TorchScript does not let a forward reassign a submodule, so for each module
+// running the method the callee is fixed at load. Such a site gets markers that take no value at
+// all, `layerprof::enter_at[site=N, model=T]()` and `layerprof::leave[model=T]()`, registered
+// CONSERVATIVE: an operator with side effects, so dead-code elimination keeps it and no pass moves
+// a node across it (AliasDb refuses to reorder around side effects), while having no mutable
+// input it writes nothing, and attribute reads merge as in the unmarked model. At run time the
+// callee comes from (the module the thread is in, N), a table filled at load; the thread's
+// module frames are kept by hooks.cpp. Other sites (a module passed as an argument, a module
+// interface, a forked closure) and every site when exits take the call's output keep the object
+// markers above.
 #include <torch/csrc/jit/api/function_impl.h>
 #include <torch/csrc/jit/ir/ir.h>
 #include <torch/csrc/jit/passes/inliner.h>
@@ -44,6 +61,13 @@ const c10::Symbol k_exit = c10::Symbol::fromQualString("layerprof::exit");
 // gains a use, which the plain markers do not give the optimizer.
 const c10::Symbol k_exit_out = c10::Symbol::fromQualString("layerprof::exit_out");
 
+// Site markers: their attributes (site number, model tag).
+const c10::Symbol k_enter_at = c10::Symbol::fromQualString("layerprof::enter_at");
+const c10::Symbol k_method_at = c10::Symbol::fromQualString("layerprof::method_at");
+const c10::Symbol k_leave = c10::Symbol::fromQualString("layerprof::leave");
+const c10::Symbol k_site = c10::Symbol::attr("site");
+const c10::Symbol k_tag = c10::Symbol::attr("model");
+
 // enter (call: a forward), method (another method) and exit: each takes its module object,
 // which it is declared to write (see the top of this file), and pops it.
 enum class Mark { call, method, exit, exit_out };
@@ -64,6 +88,23 @@ torch::jit::Operator marker_op(const char *schema, Mark mark) {
         c10::AliasAnalysisKind::FROM_SCHEMA);
 }
 
+// A site marker's instruction, made for its node by an OperationCreator: the site and model are
+// read once, here. The operators are variadic (registered by symbol) because the interpreter
+// shares one operation among all nodes of a non-variadic operator (the first node's), while a
+// variadic one gets its own per node. Made by a creator, it is a plain OP instruction (OPN, which
+// pushes an input count, is for variadic operators with a fixed operation): the stack is untouched.
+torch::jit::Operation site_enter_operation(const torch::jit::Node *n) {
+    uint64_t tag = (uint64_t)n->i(k_tag);
+    uint32_t site = (uint32_t)n->i(k_site);
+    bool call = n->kind() == k_enter_at;
+    return [tag, site, call](torch::jit::Stack &) { lps::marker_enter_site(tag, site, call); };
+}
+
+torch::jit::Operation leave_operation(const torch::jit::Node *n) {
+    uint64_t tag = (uint64_t)n->i(k_tag);
+    return [tag](torch::jit::Stack &) { lps::marker_leave(tag); };
+}
+
 // The marker instructions. Registered once per process, when the library is loaded; a model never
 // carries them into a file (layerprof never saves one).
 torch::jit::RegisterOperators g_marker_ops({
@@ -71,6 +112,9 @@ torch::jit::RegisterOperators g_marker_ops({
     marker_op("layerprof::method(Any(a!) self) -> ()", Mark::method),
     marker_op("layerprof::exit(Any(a!) self) -> ()", Mark::exit),
     marker_op("layerprof::exit_out(Any(a!) self, Any out) -> ()", Mark::exit_out),
+    torch::jit::Operator(k_enter_at, site_enter_operation, c10::AliasAnalysisKind::CONSERVATIVE),
+    torch::jit::Operator(k_method_at, site_enter_operation, c10::AliasAnalysisKind::CONSERVATIVE),
+    torch::jit::Operator(k_leave, leave_operation, c10::AliasAnalysisKind::CONSERVATIVE),
 });
 
 // A call of another module's method: its target is a module (a class or a module interface) and
@@ -84,46 +128,106 @@ bool is_submodule_call(const torch::jit::Node *n, const torch::jit::Value *self)
     return false;
 }
 
-size_t mark_block(torch::jit::Block *b, const torch::jit::Value *self, bool outputs);
+// The attribute names from a graph's `self` to a call's target when the target is a submodule
+// reached through prim::GetAttr only (`self.layers.0`): a fixed module for each module running the
+// graph. Empty otherwise.
+std::vector<std::string> static_path(const torch::jit::Value *target,
+                                     const torch::jit::Value *self) {
+    std::vector<std::string> path;
+    if (!self) return path;
+    for (const torch::jit::Value *v = target; v != self;) {
+        const torch::jit::Node *n = v->node();
+        auto cls = v->type()->cast<c10::ClassType>();
+        if (n->kind() != c10::prim::GetAttr || !cls || !cls->is_module()) return {};
+        path.insert(path.begin(), n->s(c10::attr::name));
+        v = n->input(0);
+    }
+    return path;
+}
+
+// What marking one graph gives insert_markers: its site markers' numbers and paths.
+struct Marking {
+    lps_model *m;
+    bool outputs; // exits take the call's output: object markers everywhere
+    std::vector<std::pair<uint32_t, std::vector<std::string>>> sites;
+};
+
+size_t mark_block(torch::jit::Block *b, const torch::jit::Value *self, Marking &mk);
 
 // A forked closure (torch.jit.fork) is a subgraph of its prim::fork node: its calls are marked
-// inside it, and it runs on the fork's task.
-size_t mark_subgraphs(torch::jit::Node *n, bool outputs) {
+// inside it, and it runs on the fork's task (object markers: the closure has no `self`).
+size_t mark_subgraphs(torch::jit::Node *n, Marking &mk) {
     size_t sites = 0;
     if (n->hasAttribute(c10::attr::Subgraph)) {
         auto g = n->g(c10::attr::Subgraph);
-        sites += mark_block(g->block(), nullptr, outputs);
+        sites += mark_block(g->block(), nullptr, mk);
     }
     return sites;
 }
 
-size_t mark_block(torch::jit::Block *b, const torch::jit::Value *self, bool outputs) {
+// Site markers around call `n` when its callee is fixed; false (nothing done) otherwise.
+bool mark_site(torch::jit::Node *n, const torch::jit::Value *self, bool call, Marking &mk) {
+    if (mk.outputs) return false;
+    std::vector<std::string> path = static_path(n->inputs()[0], self);
+    if (path.empty()) return false;
+    torch::jit::Graph *g = n->owningGraph();
+    auto site = (uint32_t)mk.m->site_types.size();
+    mk.m->site_types.push_back(n->inputs()[0]->type()->str());
+    mk.sites.emplace_back(site, std::move(path));
+    torch::jit::Node *enter = g->create(call ? k_enter_at : k_method_at, {}, 0);
+    auto tag = (int64_t)mk.m->marker_tag;
+    enter->i_(k_site, site)->i_(k_tag, tag)->insertBefore(n);
+    g->create(k_leave, {}, 0)->i_(k_tag, tag)->insertAfter(n);
+    return true;
+}
+
+size_t mark_block(torch::jit::Block *b, const torch::jit::Value *self, Marking &mk) {
     size_t sites = 0;
     for (auto it = b->nodes().begin(); it != b->nodes().end(); ++it) {
         torch::jit::Node *n = *it;
         for (torch::jit::Block *sub : n->blocks()) // loops, conditionals
-            sites += mark_block(sub, self, outputs);
-        sites += mark_subgraphs(n, outputs);
+            sites += mark_block(sub, self, mk);
+        sites += mark_subgraphs(n, mk);
         if (!is_submodule_call(n, self)) continue;
-        torch::jit::Graph *g = n->owningGraph();
+        sites++;
         bool call = lps::is_forward_name(n->s(c10::attr::name).c_str());
+        if (mark_site(n, self, call, mk)) continue;
+        torch::jit::Graph *g = n->owningGraph();
         torch::jit::Node *enter = g->create(call ? k_enter : k_method, {n->inputs()[0]}, 0);
         enter->insertBefore(n);
-        bool with_out = outputs && n->outputs().size() == 1;
+        bool with_out = mk.outputs && n->outputs().size() == 1;
         torch::jit::Node *exit = with_out ? g->create(k_exit_out, {n->inputs()[0], n->output()}, 0)
                                           : g->create(k_exit, {n->inputs()[0]}, 0);
         exit->insertAfter(n);
-        sites++;
     }
     return sites;
+}
+
+// The module `path` names from `caller`, or -1 (an attribute that is not a listed module).
+int32_t resolve_site(const lps_model *m, const torch::jit::Module &caller,
+                     const std::vector<std::string> &path) {
+    c10::intrusive_ptr<c10::ivalue::Object> obj = caller._ivalue();
+    for (const std::string &name : path) {
+        if (!obj->type()->hasAttribute(name)) return -1;
+        c10::IValue v = obj->getAttr(name);
+        if (!v.isObject()) return -1;
+        obj = v.toObject();
+    }
+    return m->self_to_module.find(obj.get());
+}
+
+bool is_enter(c10::Symbol k) {
+    return k == k_enter || k == k_method || k == k_enter_at || k == k_method_at;
+}
+
+bool is_exit(c10::Symbol k) {
+    return k == k_exit || k == k_exit_out || k == k_leave;
 }
 
 size_t count_markers(torch::jit::Block *b, c10::Symbol kind) {
     size_t n = 0;
     for (torch::jit::Node *node : b->nodes()) {
-        if (node->kind() == kind || (kind == k_enter && node->kind() == k_method) ||
-            (kind == k_exit && node->kind() == k_exit_out))
-            n++;
+        if (kind == k_enter ? is_enter(node->kind()) : is_exit(node->kind())) n++;
         for (torch::jit::Block *sub : node->blocks())
             n += count_markers(sub, kind);
         if (node->hasAttribute(c10::attr::Subgraph))
@@ -134,14 +238,17 @@ size_t count_markers(torch::jit::Block *b, c10::Symbol kind) {
 
 // Enter markers per module type (the type of the `self` they carry): loop unrolling may copy a
 // marker, so totals can grow; a type with fewer markers than before lost one.
-void count_by_type(torch::jit::Block *b, std::unordered_map<std::string, size_t> &out) {
+void count_by_type(torch::jit::Block *b, const std::vector<std::string> &site_types,
+                   std::unordered_map<std::string, size_t> &out) {
     for (torch::jit::Node *node : b->nodes()) {
         if (node->kind() == k_enter || node->kind() == k_method)
             out[node->input(0)->type()->str()]++;
+        if (node->kind() == k_enter_at || node->kind() == k_method_at)
+            out[site_types.at((size_t)node->i(k_site))]++;
         for (torch::jit::Block *sub : node->blocks())
-            count_by_type(sub, out);
+            count_by_type(sub, site_types, out);
         if (node->hasAttribute(c10::attr::Subgraph))
-            count_by_type(node->g(c10::attr::Subgraph)->block(), out);
+            count_by_type(node->g(c10::attr::Subgraph)->block(), site_types, out);
     }
 }
 
@@ -156,8 +263,7 @@ size_t count_calls(torch::jit::Block *b, const torch::jit::Value *self) {
 }
 
 bool is_marker(const torch::jit::Node *n) {
-    return n->kind() == k_enter || n->kind() == k_method || n->kind() == k_exit ||
-           n->kind() == k_exit_out;
+    return is_enter(n->kind()) || is_exit(n->kind());
 }
 
 void unmark_block(torch::jit::Block *b) {
@@ -198,10 +304,38 @@ void remove_markers(lps_model *m) {
 }
 
 size_t insert_markers(lps_model *m) {
+    // The tag is the root module object: a module attached again after a session (its executor
+    // still runs the markers compiled the first time) gets the same tag and, marked in the same
+    // order, the same site numbers; two models alive at once never share one.
+    m->marker_tag = (uint64_t)(uintptr_t)m->module._ivalue().get();
+    m->site_types.assign(1, std::string()); // sites are numbered from 1 (a key is never 0)
+    // Each method graph is marked once (modules of one type share it); its site markers are
+    // resolved for every module running it, in index_modules' order.
+    using Sites = std::vector<std::pair<uint32_t, std::vector<std::string>>>;
+    std::unordered_map<const torch::jit::Function *, Sites> sites_of;
+    std::vector<std::pair<uint64_t, int32_t>> callees;
     size_t sites = 0;
-    for_each_method_graph(m, [&](torch::jit::Graph &g) {
-        sites += mark_block(g.block(), g.inputs()[0], m->mark_outputs);
-    });
+    int32_t caller = 0;
+    for (const auto &item : m->module.named_modules()) {
+        for (const auto &method : item.value.get_methods()) {
+            torch::jit::Function &fn = method.function();
+            auto it = sites_of.find(&fn);
+            if (it == sites_of.end()) {
+                Marking mk{m, m->mark_outputs, {}};
+                torch::jit::Graph &g = *torch::jit::toGraphFunction(fn).graph();
+                sites += mark_block(g.block(), g.inputs()[0], mk);
+                it = sites_of.emplace(&fn, std::move(mk.sites)).first;
+            }
+            for (const auto &site : it->second) {
+                int32_t callee = resolve_site(m, item.value, site.second);
+                if (callee >= 0) callees.emplace_back(site_key(caller, site.first), callee);
+            }
+        }
+        caller++;
+    }
+    m->site_callee.reserve(callees.size());
+    for (const auto &kv : callees)
+        m->site_callee.add(kv.first, kv.second);
     return sites;
 }
 
@@ -229,8 +363,8 @@ int lps_markers_census(lps_model *m, lps_inputs *in, lps_marker_census *out) noe
         out->enters = count_markers(plan.graph->block(), k_enter);
         out->exits = count_markers(plan.graph->block(), k_exit);
         std::unordered_map<std::string, size_t> before, after;
-        count_by_type(inlined->block(), before);
-        count_by_type(plan.graph->block(), after);
+        count_by_type(inlined->block(), m->site_types, before);
+        count_by_type(plan.graph->block(), m->site_types, after);
         for (const auto &kv : before)
             if (after[kv.first] < kv.second) out->lost += kv.second - after[kv.first];
         return LP_OK;

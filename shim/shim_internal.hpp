@@ -43,10 +43,10 @@ template <typename F> int guard(F &&body) noexcept {
     }
 }
 
-// Module objects (ivalue::Object*) -> module index, read at every module call. A flat table with
-// linear probing and Fibonacci hashing: a multiply, a shift and usually one slot, where
-// std::unordered_map took a division by a prime and a node walk. Filled once, at load.
-class ModuleIndex {
+// A flat table with linear probing and Fibonacci hashing, filled once at load and read at every
+// module call: a multiply, a shift and usually one slot, where std::unordered_map took a division
+// by a prime and a node walk. `Key{}` marks an empty slot, so it is never a key.
+template <typename Key> class FlatIndex {
   public:
     // Room for `n` keys at most half full (short probes).
     void reserve(size_t n) {
@@ -60,34 +60,51 @@ class ModuleIndex {
         shift_ = 64 - bits;
     }
     // Keeps the first index given for a key, as unordered_map::emplace did.
-    void add(const void *key, int32_t index) {
+    void add(Key key, int32_t index) {
         for (size_t i = slot_of(key);; i = (i + 1) & (slots_.size() - 1)) {
             if (slots_[i].key == key) return;
-            if (!slots_[i].key) {
+            if (slots_[i].key == Key{}) {
                 slots_[i] = Slot{key, index};
                 return;
             }
         }
     }
-    int32_t find(const void *key) const noexcept {
+    int32_t find(Key key) const noexcept {
         if (slots_.empty()) return -1;
         for (size_t i = slot_of(key);; i = (i + 1) & (slots_.size() - 1)) {
             if (slots_[i].key == key) return slots_[i].index;
-            if (!slots_[i].key) return -1;
+            if (slots_[i].key == Key{}) return -1;
         }
     }
 
   private:
     struct Slot {
-        const void *key = nullptr;
+        Key key{};
         int32_t index = -1;
     };
-    size_t slot_of(const void *key) const noexcept {
-        return (size_t)(((uint64_t)(uintptr_t)key * 0x9E3779B97F4A7C15ull) >> shift_);
+    size_t slot_of(Key key) const noexcept {
+        return (size_t)(((uint64_t)key * 0x9E3779B97F4A7C15ull) >> shift_);
     }
     std::vector<Slot> slots_;
     unsigned shift_ = 61;
 };
+
+// Module objects (ivalue::Object*) -> module index.
+struct ModuleIndex : FlatIndex<uintptr_t> {
+    void add(const void *key, int32_t index) {
+        FlatIndex::add((uintptr_t)key, index);
+    }
+    int32_t find(const void *key) const noexcept {
+        return FlatIndex::find((uintptr_t)key);
+    }
+};
+
+// A static call site's callee, by the module that makes the call (markers.cpp: site markers):
+// (caller index, site) -> callee index. The key is never 0: sites are numbered from 1.
+using SiteIndex = FlatIndex<uint64_t>;
+inline uint64_t site_key(int32_t caller, uint32_t site) noexcept {
+    return ((uint64_t)(uint32_t)caller << 32) | site;
+}
 
 struct ModuleEntry {
     std::string path, class_name;
@@ -112,7 +129,10 @@ struct lps_model {
     bool mark_outputs = false; // LPS_EXEC_OUTPUTS: the exit markers take the call's output
     size_t marker_sites = 0;   // marker pairs inserted at load
     std::vector<lps::ModuleEntry> modules;
-    lps::ModuleIndex self_to_module;                         // ivalue::Object* -> index
+    lps::ModuleIndex self_to_module;     // ivalue::Object* -> index
+    lps::SiteIndex site_callee;          // site markers: (caller, site) -> callee (markers.cpp)
+    std::vector<std::string> site_types; // site markers: the callee's type, by site (census)
+    uint64_t marker_tag = 0; // site markers carry it: whose sites they are (markers.cpp)
     std::unordered_map<std::string, int32_t> path_to_module; // at load: each module's parent
     std::string default_inputs;
     bool has_default_inputs = false;
@@ -286,6 +306,13 @@ void marker_enter(const c10::IValue &self, bool call) noexcept;
 void marker_exit() noexcept;
 // The same, for an exit marker that was given the call's output (LPS_EXEC_OUTPUTS).
 void marker_exit_out(const c10::IValue &out) noexcept;
+// Site markers (markers.cpp): a call site whose callee is a fixed submodule of the calling
+// module names it by `site`, resolved against the module the thread is in; `tag` is the
+// model's marker_tag (another model's markers are not this one's calls).
+void marker_enter_site(uint64_t tag, uint32_t site, bool call) noexcept;
+void marker_leave(uint64_t tag) noexcept;
+// The thread's module frames restart at the root: every recorded forward's first call.
+void marker_frames_root() noexcept;
 // The driver's enter and exit of each forward's root call in markers mode (the markers sit at
 // call sites, and the root has none).
 // `out`: the forward's output on exit, for its shape (LPS_EXEC_OUTPUTS); NULL when unknown.
