@@ -408,9 +408,7 @@ static void budget_ns_op(const char *what, double limit, int suspect, double ns_
                          double hi, double res) {
     int measurable = res <= k_ns_op_cutoff;
     char text[96], note[160], limit_text[32];
-    bench_verdict vd = suspect       ? BENCH_SUSPECT
-                       : !measurable ? BENCH_UNSURE
-                                     : bench_judge_at_most(lo, hi, limit);
+    bench_verdict vd = bench_judge((bench_interval){lo, ns_op, hi}, limit, suspect, k_ns_op_cutoff);
     if (measurable) {
         snprintf(text, sizeof text, "%.0f ns/op [%.0f, %.0f]", ns_op, lo, hi);
         margin_note(note, sizeof note, limit - ns_op, res, " ns/op");
@@ -556,8 +554,7 @@ static int cmd_overhead(const char *path, const char *exec, const char *name, do
         double be_us = bench_median(v->begin_end.v, v->begin_end.n) / 1e3;
         /* Impossible: a setting that does more work than its reference reading faster than it
          * beyond the noise (the whole interval below 1), or by more than 5% at all. */
-        int suspect = profiled && ((xs_i.hi < 1 || xs_i.mid < 0.95) ||
-                                   (ref && (xo_i.hi < 1 || xo_i.mid < 0.95)));
+        int suspect = profiled && (bench_ratio_suspect(xs_i) || (ref && bench_ratio_suspect(xo_i)));
         char check[128] = "diagnostic";
         if (v->c) check_text(v, v->hot_allocs, check, sizeof check);
         if (suspect) snprintf(check + strlen(check), sizeof check - strlen(check), " SUSPECT");
@@ -585,9 +582,7 @@ static int cmd_overhead(const char *path, const char *exec, const char *name, do
                 snprintf(text, sizeof text, "%.3fx [%.3f, %.3f] (x optimised %.3fx)", xs_i.mid,
                          xs_i.lo, xs_i.hi, xo_i.mid);
                 snprintf(what, sizeof what, "%s %s modules only, x same-mode", name, exec);
-                bench_verdict vd =
-                    suspect ? BENCH_SUSPECT
-                            : bench_judge_at_most(xs_i.lo, xs_i.hi, k_hooks_modules_x_same);
+                bench_verdict vd = bench_judge(xs_i, k_hooks_modules_x_same, suspect, 0);
                 margin_note(note, sizeof note, k_hooks_modules_x_same - xs_i.mid,
                             bench_half_width(xs_i), "");
                 snprintf(limit, sizeof limit, "<= %.2fx", k_hooks_modules_x_same);
@@ -604,16 +599,14 @@ static int cmd_overhead(const char *path, const char *exec, const char *name, do
             snprintf(text, sizeof text, "%.3fx [%.3f, %.3f] (x same-mode %.3fx)", xo_i.mid, xo_i.lo,
                      xo_i.hi, xs_i.mid);
             snprintf(what, sizeof what, "%s %s modules only, x optimised", name, exec);
-            bench_verdict vd =
-                suspect ? BENCH_SUSPECT : bench_judge_at_most(xo_i.lo, xo_i.hi, 1.05);
+            bench_verdict vd = bench_judge(xo_i, 1.05, suspect, 0);
             margin_note(note, sizeof note, 1.05 - xo_i.mid, bench_half_width(xo_i), "");
             bench_budget_verdict(what, vd, text, "<= 1.05x", suspect ? suspect_note : note);
         }
         if (!strcmp(v->name, "mem+events") && ref && !op_bound) {
             snprintf(text, sizeof text, "%.3fx [%.3f, %.3f]", xo_i.mid, xo_i.lo, xo_i.hi);
             snprintf(what, sizeof what, "%s %s memory+events, x optimised", name, exec);
-            bench_verdict vd =
-                suspect ? BENCH_SUSPECT : bench_judge_at_most(xo_i.lo, xo_i.hi, 1.10);
+            bench_verdict vd = bench_judge(xo_i, 1.10, suspect, 0);
             margin_note(note, sizeof note, 1.10 - xo_i.mid, bench_half_width(xo_i), "");
             bench_budget_verdict(what, vd, text, "<= 1.10x", suspect ? suspect_note : note);
         }
