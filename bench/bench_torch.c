@@ -20,7 +20,10 @@
  * keyed by the collector; alternating two collectors on one thread makes it claim a new state
  * (and allocate) at every switch. Each setting therefore runs its blocks on its own thread, which
  * keeps every collector on one warm state, exactly as one session on one thread would be. The
- * unprofiled baseline runs on a thread of its own too, so all settings are measured alike. */
+ * unprofiled baseline runs on a thread of its own too, so all settings are measured alike.
+ *
+ * Over 600 lines: one benchmark program, whose commands share the model loading, the sinks and
+ * the per-setting threads above; the verdict rules themselves live in bench_util.c. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <math.h>
