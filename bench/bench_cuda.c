@@ -316,8 +316,7 @@ int main(int argc, char **argv) {
             snprintf(value, sizeof value, "%.3fx ±%.3f", x.mid, bench_half_width(x));
             /* A profiled forward faster than the unprofiled optimised one beyond the noise is
              * not a measurement: the harness is at fault, never a PASS. */
-            bench_verdict v =
-                x.hi < 1 || x.mid < 0.95 ? BENCH_SUSPECT : bench_judge_at_most(x.lo, x.hi, limit);
+            bench_verdict v = bench_judge(x, limit, bench_ratio_suspect(x), 0);
             if (v == BENCH_SUSPECT)
                 snprintf(note, sizeof note, "faster than the unprofiled model: [A/A] ±%.3f",
                          aa_dev);

@@ -170,6 +170,16 @@ bench_verdict bench_judge_at_most(double lo, double hi, double limit) {
     return BENCH_UNSURE;
 }
 
+int bench_ratio_suspect(bench_interval r) {
+    return r.hi < 1 || r.mid < BENCH_SUSPECT_RATIO;
+}
+
+bench_verdict bench_judge(bench_interval x, double limit, int suspect, double max_half) {
+    if (suspect) return BENCH_SUSPECT;
+    if (max_half > 0 && (x.hi - x.lo) / 2 > max_half) return BENCH_UNSURE;
+    return bench_judge_at_most(x.lo, x.hi, limit);
+}
+
 void bench_budget_verdict(const char *what, bench_verdict v, const char *value, const char *limit,
                           const char *note) {
     printf("BUDGET|%s|%s|%s|%s%s%s\n", what, value, limit, bench_verdict_name(v),

@@ -81,6 +81,19 @@ typedef enum bench_verdict { BENCH_PASS, BENCH_MISS, BENCH_UNSURE, BENCH_SUSPECT
 const char *bench_verdict_name(bench_verdict v);
 /* A "value <= limit" budget on an interval [lo, hi]. */
 bench_verdict bench_judge_at_most(double lo, double hi, double limit);
+/* Below this a profiled setting's ratio to its unprofiled reference is impossible, however wide
+ * its interval. */
+#define BENCH_SUSPECT_RATIO 0.95
+/* 1 when r, the interval of a ratio whose numerator does more work than its denominator (a
+ * profiled setting over its unprofiled reference), is impossible: wholly below 1.0, or its median
+ * below BENCH_SUSPECT_RATIO at all. */
+int bench_ratio_suspect(bench_interval r);
+/* The verdict of a "value <= limit" budget line on the interval x: SUSPECT when `suspect` (see
+ * bench_ratio_suspect; the caller may combine several ratios), else UNSURE when max_half > 0 and
+ * the interval's half-width (hi - lo) / 2 exceeds it (the figure cannot be measured at this
+ * noise), else bench_judge_at_most. bench_torch.c and bench_cuda.c decide every ratio and ns/op
+ * budget line here; bench/test_verdicts.c checks it. */
+bench_verdict bench_judge(bench_interval x, double limit, int suspect, double max_half);
 void bench_budget_verdict(const char *what, bench_verdict v, const char *value, const char *limit,
                           const char *note);
 void bench_budget(const char *what, int pass, const char *value_fmt, double value,
