@@ -262,16 +262,22 @@ static void share_rounds(const macro_setting *m, const macro_setting *bare, benc
         bench_samples_add(out, (m->out_block.v[r] - bare->out_block.v[r]) / bare->block.v[r] * 100);
 }
 
+/* What no in-process figure shows for the in-loop cost: it differs between processes of the same
+ * code by up to a tenth of itself (bench/README.md: nested 195 and 208 ns, resnet18 5,728 and
+ * 6,344 ns in two full runs; nested 0.109-0.116% of a forward in three runs within two minutes),
+ * from where each process's code and data land in the caches the forward has just evicted. */
+static const double k_share_floor = 0.10;
+
 /* The interval of the median of the per-round shares (share_rounds): bench_median_ci's order
  * statistics, widened each side by `aa` (the [A/A] bare's own share interval's farther end from
- * 0, in points) or by BENCH_RATIO_FLOOR of the figure itself, whichever is larger. */
+ * 0, in points) or by k_share_floor of the figure itself, whichever is larger. */
 static bench_interval share_interval(const macro_setting *m, const macro_setting *bare, double aa,
                                      double *cover) {
     bench_samples sh = {0};
     share_rounds(m, bare, &sh);
     bench_interval i = bench_median_ci(sh.v, sh.n, cover);
     bench_samples_free(&sh);
-    double floor = BENCH_RATIO_FLOOR * (i.mid < 0 ? -i.mid : i.mid);
+    double floor = k_share_floor * (i.mid < 0 ? -i.mid : i.mid);
     double w = aa > floor ? aa : floor;
     i.lo -= w;
     i.hi += w;
@@ -388,7 +394,7 @@ static int cmd_macro(const char *path, const char *name, double target_s, int ro
     printf("INFO|%s: each ± is the %.1f%% order-statistic interval of the median per-round ratio, "
            "widened each side by the [A/A] spread %.3f (at least %.3f); the budget's share of a "
            "forward, by the [A/A]'s own share %.4f points (at least %.3f of itself)%s\n",
-           name, cover * 100, aa_dev, BENCH_RATIO_FLOOR, aa_share, BENCH_RATIO_FLOOR,
+           name, cover * 100, aa_dev, BENCH_RATIO_FLOOR, aa_share, k_share_floor,
            diag ? "" : " (no [A/A]: --diag 0)");
 
     /* What the session recorded: only on+regions's iterations should show (warm-up included). */
