@@ -6,27 +6,33 @@
 //   lp_bench_sampling render MODEL.pt SPEC [--renders N]
 //   lp_bench_sampling pairs MODEL.pt SPEC
 //
-// `stream`: four copies of the model loaded in one process, one intra-op thread, the input SPEC
+// `stream`: five copies of the model loaded in one process, one intra-op thread, the input SPEC
 // (lp_input_spec_parse's syntax: a float tensor, or an integer one with a range):
 //   opt      the module as shipped: optimised, no markers, no session (the reference);
+//   [A/A]    a second copy of the module as shipped, loaded separately: opt against itself, the
+//            harness's own bias (should read 1.000); its spread widens every interval;
 //   never    attached, sample_every INT_MAX: after the first, every forward unprofiled, so its
 //            cost over `opt` per forward is what an unsampled forward costs (ns);
 //   1/100    attached, sample_every 100;  1/10  attached, sample_every 10.
 // Each copy warms up (3 forwards, unprofiled), then every round times one block of B forwards
 // of each setting back to back, in an order that rotates each round; x_opt is the median over
-// rounds of block / opt's block in the same round (on the thread's CPU clock), with the spread of
-// those ratios (half the interquartile range). B is a multiple of 100, so each block of 1/100 holds
-// exactly B/100 profiled forwards.
+// rounds of block / opt's block in the same round (on the thread's CPU clock), with its interval
+// as lp_bench_torch's (bench_ratio_interval: the order-statistic 95% interval of that median,
+// widened each side by the [A/A] spread, at least BENCH_RATIO_FLOOR; bench/README.md,
+// "Verdicts"). B is a multiple of 100, so each block of 1/100 holds exactly B/100 profiled
+// forwards. The budget (1/100 <= 1.01x) is printed as a BUDGET line (bench_util.h): PASS, MISS,
+// UNSURE, or SUSPECT when a session's stream reads faster than `opt` beyond the noise or below
+// 0.95 (it runs the same forward plus layerprof's work: the harness is at fault).
 //
 // `render`: the exposition (LP_FORMAT_OPENMETRICS) of a live session after 20 profiled forwards,
 // rendered N times into memory: the median time of one render, and its size.
 //
-// Output: `|`-separated lines for bench/run.sh: SAMPLING|model|setting|x_opt|spread|base_us|
-// ns_per_forward|profiled and RENDER|model|median_us|bytes|series.
+// Output: `|`-separated lines for bench/run.sh: SAMPLING|model|setting|x_opt|noise|base_us|
+// ns_per_forward|profiled|check (noise: the interval's larger half; check: `-`, or SUSPECT),
+// INFO|..., BUDGET|... and RENDER|model|median_us|bytes|series.
 #include <ATen/Parallel.h>
 #include <torch/script.h>
 
-#include <algorithm>
 #include <chrono>
 #include <climits>
 #include <cstdio>
@@ -38,20 +44,14 @@
 
 #include "layerprof.hpp"
 
+extern "C" {
+#include "bench_util.h"
+}
+
 using Clock = std::chrono::steady_clock;
 
 static double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    size_t n = v.size();
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-static double quantile(std::vector<double> v, double q) {
-    std::sort(v.begin(), v.end());
-    double at = q * (double)(v.size() - 1);
-    size_t lo = (size_t)at;
-    size_t hi = std::min(lo + 1, v.size() - 1);
-    return v[lo] + (at - (double)lo) * (v[hi] - v[lo]);
+    return bench_median(v.data(), v.size());
 }
 
 static c10::IValue make_input(const char *spec_text) {
@@ -69,11 +69,10 @@ static c10::IValue make_input(const char *spec_text) {
 
 struct Setting {
     const char *name;
-    int every; // 0: the reference, no session
+    int every; // 0: no session (the reference and its [A/A] copy)
     torch::jit::Module module;
     std::unique_ptr<layerprof::Session> session;
-    std::vector<double> block_ns;
-    uint64_t profiled_before = 0;
+    bench_samples block_ns{};
 };
 
 static uint64_t sampled_forwards(lp_session *s) {
@@ -81,16 +80,8 @@ static uint64_t sampled_forwards(lp_session *s) {
     return lp_session_run_info(s, &info) == LP_OK ? info.iterations : 0;
 }
 
-/* The thread's CPU time: one intra-op thread runs the whole forward on this thread, and the CPU
- * clock does not count the time the machine's other work preempted it (bench/README.md). */
-static uint64_t cpu_ns() {
-    timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static void run_block(Setting &st, const std::vector<c10::IValue> &in, int n) {
-    uint64_t t0 = cpu_ns();
+    uint64_t t0 = bench_cpu_ns();
     for (int i = 0; i < n; i++) {
         if (!st.session) {
             st.module.forward(in);
@@ -100,13 +91,16 @@ static void run_block(Setting &st, const std::vector<c10::IValue> &in, int n) {
         st.module.forward(in);
         scope.end();
     }
-    st.block_ns.push_back((double)(cpu_ns() - t0));
+    // The thread's CPU time: one intra-op thread runs the whole forward on this thread, and the CPU
+    // clock does not count the time the machine's other work preempted it (bench/README.md).
+    bench_samples_add(&st.block_ns, (double)(bench_cpu_ns() - t0));
 }
 
 static int stream(const char *path, const char *spec, int block, int rounds, const char *name) {
     std::vector<c10::IValue> in{make_input(spec)};
     std::vector<Setting> settings;
     settings.push_back({"opt", 0, {}, nullptr, {}});
+    settings.push_back({"[A/A]", 0, {}, nullptr, {}});
     settings.push_back({"never", INT_MAX, {}, nullptr, {}});
     settings.push_back({"1/100", 100, {}, nullptr, {}});
     settings.push_back({"1/10", 10, {}, nullptr, {}});
@@ -129,25 +123,58 @@ static int stream(const char *path, const char *spec, int block, int rounds, con
     for (auto &st : settings)
         run_block(st, in, block);
     for (auto &st : settings)
-        st.block_ns.clear();
+        st.block_ns.n = 0;
     size_t n = settings.size();
     for (int r = 0; r < rounds; r++)
         for (size_t k = 0; k < n; k++)
             run_block(settings[(k + (size_t)r) % n], in, block);
-    const std::vector<double> &ref = settings[0].block_ns;
-    double base_us = median(ref) / block / 1000;
+    const bench_samples &ref = settings[0].block_ns;
+    double base_us = bench_median(ref.v, ref.n) / block / 1000;
+    // The harness's own spread: how far the [A/A] copy strays from 1.000 in its interval; it
+    // widens every other interval (at least BENCH_RATIO_FLOOR each side).
+    double aa_dev = bench_aa_spread(&settings[1].block_ns, &ref);
     for (auto &st : settings) {
-        std::vector<double> ratios, extra_ns;
-        for (int r = 0; r < rounds; r++) {
-            ratios.push_back(st.block_ns[r] / ref[r]);
-            extra_ns.push_back((st.block_ns[r] - ref[r]) / block);
-        }
-        double x = median(ratios);
-        double spread = (quantile(ratios, 0.75) - quantile(ratios, 0.25)) / 2;
+        int reference = &st == &settings[0];
+        bench_interval x = {1, 1, 1};
+        double cover = 0;
+        if (!reference) x = bench_ratio_interval(&st.block_ns, &ref, st.every ? aa_dev : 0, &cover);
+        std::vector<double> extra_ns;
+        for (int r = 0; r < rounds; r++)
+            extra_ns.push_back((st.block_ns.v[r] - ref.v[r]) / block);
+        // Impossible: a session's stream runs the same forward plus layerprof's work, so reading
+        // faster than the model as shipped beyond the noise (or by over 5% at all) is the harness.
+        int suspect = st.every && (x.hi < 1 || x.mid < 0.95);
         uint64_t profiled = st.session ? sampled_forwards(st.session->get()) : 0;
-        std::printf("SAMPLING|%s|%s|%.4f|%.4f|%.1f|%.0f|%llu\n", name, st.name, x, spread, base_us,
-                    median(extra_ns), (unsigned long long)profiled);
+        std::printf("SAMPLING|%s|%s|%.4f|%.4f|%.1f|%.0f|%llu|%s\n", name, st.name, x.mid,
+                    reference ? 0.0 : bench_half_width(x), base_us, median(extra_ns),
+                    (unsigned long long)profiled, suspect ? "SUSPECT" : "-");
+        if (st.every == 100) {
+            char what[96], text[96], note[160];
+            std::snprintf(what, sizeof what, "sampling 1/100: stream x_opt (%s)", name);
+            std::snprintf(text, sizeof text, "%.4fx [%.4f, %.4f]", x.mid, x.lo, x.hi);
+            bench_margin_note(note, sizeof note, 1.01 - x.mid, bench_half_width(x), 4, "");
+            bench_verdict vd = bench_judge_at_most(x.lo, x.hi, 1.01);
+            if (suspect) {
+                vd = BENCH_SUSPECT;
+                std::snprintf(note, sizeof note,
+                              "SUSPECT: faster than the model as shipped beyond the noise: the "
+                              "harness, not the code (bench/README.md)");
+            } else if (cover < BENCH_MIN_COVERAGE) {
+                vd = BENCH_UNSURE;
+                std::snprintf(note, sizeof note, "%d rounds: the interval covers %.0f%% < 95%%",
+                              rounds, cover * 100);
+            }
+            bench_budget_verdict(what, vd, text, "<= 1.01x", note);
+        }
     }
+    double cover = 0;
+    bench_median_ci(ref.v, ref.n, &cover);
+    std::printf("INFO|%s: each ± is the %.1f%% order-statistic interval of the median per-round "
+                "ratio (%d rounds of %d forwards), widened each side by the [A/A] spread %.4f (at "
+                "least %.3f)\n",
+                name, cover * 100, rounds, block, aa_dev, BENCH_RATIO_FLOOR);
+    for (auto &st : settings)
+        bench_samples_free(&st.block_ns);
     return 0;
 }
 
@@ -171,12 +198,12 @@ static int pairs(const char *path, const char *spec, const char *name) {
     const int n = 200000;
     std::vector<double> ns;
     for (int r = 0; r < 5; r++) {
-        uint64_t t0 = cpu_ns();
+        uint64_t t0 = bench_cpu_ns();
         for (int i = 0; i < n; i++) {
             lp_session_forward_begin(session.get());
             lp_session_forward_end(session.get(), 1);
         }
-        ns.push_back((double)(cpu_ns() - t0) / n);
+        ns.push_back((double)(bench_cpu_ns() - t0) / n);
     }
     std::printf("PAIRS|%s|%.0f\n", name, median(ns));
     return 0;

@@ -81,6 +81,8 @@ bench_interval bench_median_ci(const double *v, size_t n, double *coverage) {
     for (size_t i = 0; i < n; i++)
         pmf *= 0.5; /* P(B = 0); rounds stay far below the 1,000 where this underflows */
     tail = pmf;     /* P(B < 1) */
+    /* Below 6 samples: the whole range, which misses the median with probability 2 P(B = 0). */
+    cover = 1 - 2 * tail;
     if (tail <= 0.025) {
         for (size_t j = 1; 2 * (j + 1) <= n + 1; j++) {
             double next = tail + pmf * (double)(n - (j - 1)) / (double)j; /* P(B < j + 1) */
@@ -164,6 +166,12 @@ double bench_half_width(bench_interval i) {
     return i.hi - i.mid > i.mid - i.lo ? i.hi - i.mid : i.mid - i.lo;
 }
 
+double bench_aa_spread(const bench_samples *aa, const bench_samples *ref) {
+    bench_interval a = bench_ratio_interval(aa, ref, -1, NULL);
+    double below = a.lo < 1 ? 1 - a.lo : a.lo - 1, above = a.hi < 1 ? 1 - a.hi : a.hi - 1;
+    return below > above ? below : above;
+}
+
 bench_verdict bench_judge_at_most(double lo, double hi, double limit) {
     if (hi <= limit) return BENCH_PASS;
     if (lo > limit) return BENCH_MISS;
@@ -178,6 +186,18 @@ bench_verdict bench_judge(bench_interval x, double limit, int suspect, double ma
     if (suspect) return BENCH_SUSPECT;
     if (max_half > 0 && (x.hi - x.lo) / 2 > max_half) return BENCH_UNSURE;
     return bench_judge_at_most(x.lo, x.hi, limit);
+}
+
+bench_verdict bench_judge_at_least(double lo, double hi, double limit) {
+    if (lo >= limit) return BENCH_PASS;
+    if (hi < limit) return BENCH_MISS;
+    return BENCH_UNSURE;
+}
+
+void bench_margin_note(char *buf, size_t size, double margin, double noise, int decimals,
+                       const char *unit) {
+    snprintf(buf, size, "margin %+.*f%s = %.1fx the noise ±%.*f", decimals, margin, unit,
+             noise > 0 ? margin / noise : 0.0, decimals, noise);
 }
 
 void bench_budget_verdict(const char *what, bench_verdict v, const char *value, const char *limit,

@@ -26,8 +26,9 @@ double bench_quantile_inplace(double *v, size_t n, double q);
 /* A distribution-free confidence interval of the median of v[0..n): the order statistics X(k) and
  * X(n+1-k), k the largest rank with P(Binomial(n, 1/2) < k) <= 2.5% (n = 20: ranks 6 and 15; n = 8:
  * 1 and 8, 99%). It assumes only that the samples are independent draws of one distribution. For
- * n < 6 no pair of ranks reaches 95%: the whole range. *coverage (when not NULL) gets the
- * interval's true coverage (0.959 for n = 20). Sorts a copy. */
+ * n < 6 no pair of ranks reaches 95%: the whole range (coverage 1 - 2^(1-n): 0 for one sample,
+ * 0.94 for 5). *coverage (when not NULL) gets the interval's true coverage (0.959 for n = 20).
+ * Sorts a copy. */
 typedef struct bench_interval {
     double lo, mid, hi; /* mid: the median */
 } bench_interval;
@@ -38,6 +39,9 @@ bench_interval bench_median_ci(const double *v, size_t n, double *coverage);
  * own memory layout of the two model copies. Every ratio's interval is at least this wide each
  * side. */
 #define BENCH_RATIO_FLOOR 0.005
+/* A verdict (PASS or MISS) needs an interval of at least this coverage: with fewer than 6 rounds
+ * (run.sh --smoke) the range of the rounds covers the median too rarely to decide: UNSURE. */
+#define BENCH_MIN_COVERAGE 0.95
 /* The interval of the median per-round ratio num[r] / den[r] (each a block median of round r),
  * bench_median_ci's, widened each side by `widen` (the [A/A] spread) or BENCH_RATIO_FLOOR,
  * whichever is larger, times the median; widen < 0: not widened at all. */
@@ -45,6 +49,9 @@ bench_interval bench_ratio_interval(const bench_samples *num, const bench_sample
                                     double widen, double *coverage);
 /* The larger half of an interval. */
 double bench_half_width(bench_interval i);
+/* The [A/A] spread: how far the interval (unwidened) of the median per-round ratio aa[r] / ref[r]
+ * strays from 1.000 at its farther end; what bench_ratio_interval's `widen` takes. */
+double bench_aa_spread(const bench_samples *aa, const bench_samples *ref);
 
 /* ---- heap counters ---------------------------------------------------------------------------
  * Filled by __wrap_malloc/calloc/realloc/free (bench_wrap.c) for the objects linked into the
@@ -94,6 +101,13 @@ int bench_ratio_suspect(bench_interval r);
  * noise), else bench_judge_at_most. bench_torch.c and bench_cuda.c decide every ratio and ns/op
  * budget line here; bench/test_verdicts.c checks it. */
 bench_verdict bench_judge(bench_interval x, double limit, int suspect, double max_half);
+/* A "value >= limit" budget on an interval [lo, hi]: PASS when lo meets it, MISS when hi does not.
+ */
+bench_verdict bench_judge_at_least(double lo, double hi, double limit);
+/* "margin +0.038 = 4.1x the noise ±0.009": the distance to the limit (positive: on the good side)
+ * against the interval's half-width, `decimals` digits, `unit` after the margin ("" for ratios). */
+void bench_margin_note(char *buf, size_t size, double margin, double noise, int decimals,
+                       const char *unit);
 void bench_budget_verdict(const char *what, bench_verdict v, const char *value, const char *limit,
                           const char *note);
 void bench_budget(const char *what, int pass, const char *value_fmt, double value,

@@ -63,7 +63,7 @@ case $profile in
 full)  target=4;    rounds=20; reps=9; thru=2;    tree_max=100000; tree_reps=3; iter_max=1000; diag=1
        pairs=1000000; s_block=200; s_rounds=9; s_renders=200 ;;
 quick) target=0.6;  rounds=8;  reps=3; thru=0.5;  tree_max=10000;  tree_reps=2; iter_max=1000; diag=0
-       pairs=1000000; s_block=100; s_rounds=5; s_renders=50 ;;
+       pairs=1000000; s_block=100; s_rounds=6; s_renders=50 ;;
 smoke) target=0.02; rounds=2;  reps=1; thru=0.02; tree_max=10000;  tree_reps=1; iter_max=100;  diag=1
        pairs=10000; s_block=10; s_rounds=1; s_renders=2
        [ "$models" = alexnet,resnet18,mobilenet_v2,transformer,lstm_cell,nested ] &&
@@ -136,9 +136,11 @@ sampling_section() {
         return
     fi
     echo "  x_opt: the stream's time / the model as shipped (unmarked, no session), same process,"
-    echo "  median of $s_rounds rounds of $s_block forwards each, ± half the ratios' IQR;"
+    echo "  median of $s_rounds rounds' ratios of $s_block forwards each, ± its interval (bench/README.md,"
+    echo "  Verdicts; [A/A]: a second copy as shipped, whose spread widens the others);"
     echo "  +ns/fwd: the same difference per forward (never: what an unsampled forward costs)"
-    printf '  %-12s  %-6s  %14s  %9s  %9s  %s\n' model rate x_opt±spread base_us +ns/fwd profiled
+    printf '  %-12s  %-6s  %14s  %9s  %9s  %8s  %s\n' model rate x_opt±noise base_us +ns/fwd profiled \
+        check
     IFS=, read -r -a sampling_list <<<"$models"
     for m in "${sampling_list[@]}"; do
         local pt=$models_dir/$m.pt spec
@@ -148,12 +150,11 @@ sampling_section() {
         if ! "$sampling" stream "$pt" "$spec" --block "$s_block" --rounds "$s_rounds" >"$out" 2>"$out.err"; then
             echo "  FAILED ($m):"; sed 's/^/    /' "$out.err" | tail -5; failed=1; continue
         fi
-        awk -F'|' '$1 == "SAMPLING" { printf "  %-12s  %-6s  %7.4f±%.4f  %9s  %9s  %s\n", $2, $3, $4, $5, $6, $7, $8 }' "$out"
-        # The budget: the stream at 1/100 within 1.01x of the model as shipped.
-        awk -F'|' '$1 == "SAMPLING" && $3 == "1/100" {
-            v = ($4 + $5 <= 1.01) ? "PASS" : ($4 - $5 > 1.01) ? "MISS" : "UNSURE";
-            printf "BUDGET|sampling 1/100: stream x_opt (%s)|%.4f±%.4f|<= 1.01x|%s\n", $2, $4, $5, v }' \
-            "$out" >>"$budgets"
+        awk -F'|' '$1 == "SAMPLING" { printf "  %-12s  %-6s  %7.4f±%.4f  %9s  %9s  %8s  %s\n", $2, $3, $4, $5, $6, $7, $8, $9 }' "$out"
+        grep '^INFO|' "$out" | cut -d'|' -f2- | sed 's/^/    note: /'
+        # The budget (the stream at 1/100 within 1.01x of the model as shipped), judged by the
+        # program with its interval.
+        grep '^BUDGET|' "$out" >>"$budgets"
     done
     # The exposition of a resnet50 (exported here with Debian's torchvision when models/ lacks it).
     local r50=$models_dir/resnet50.pt
@@ -179,7 +180,8 @@ if [ "$only" = sampling ]; then
     sampling_section
     echo
     echo "== Budgets (reported, never enforced) =="
-    awk -F'|' '{ printf "  %-7s  %-58s  %-36s  (%s)\n", $5, $2, $3, $4 }' "$budgets"
+    awk -F'|' '{ printf "  %-7s  %-58s  %-36s  (%s)%s\n", $5, $2, $3, $4, (NF > 5 ? "  " $6 : "") }' \
+        "$budgets"
     exit $failed
 fi
 
