@@ -281,22 +281,22 @@ void marker_enter_site(uint64_t tag, uint32_t site, bool call) noexcept {
     deliver_enter(sink, module, call, t);
 }
 
-void marker_exit() noexcept {
-    lps_model *m;
-    const lp_event_sink *sink = marker_sink(&m);
-    if (!sink) return;
+static inline void deliver_exit(const lp_event_sink *sink) noexcept {
     uint64_t t = lp_now_ns();
     pop_frame();
     t_ops_wanted = sink->call_exit(sink->ctx, t) != 0;
 }
 
+void marker_exit() noexcept {
+    lps_model *m;
+    const lp_event_sink *sink = marker_sink(&m);
+    if (sink) deliver_exit(sink);
+}
+
 void marker_leave(uint64_t tag) noexcept {
     lps_model *m;
     const lp_event_sink *sink = marker_sink(&m);
-    if (!sink || m->marker_tag != tag) return;
-    uint64_t t = lp_now_ns();
-    pop_frame();
-    t_ops_wanted = sink->call_exit(sink->ctx, t) != 0;
+    if (sink && m->marker_tag == tag) deliver_exit(sink);
 }
 
 // The first tensor of a module's output: itself, or the first tensor of a tuple, list or dict (in

@@ -201,13 +201,16 @@ void lps_profile_end(lps_model *m) LPS_NOEXCEPT;
  * these inputs, against how many the marked graph holds once its calls are inlined (what the
  * optimizer was given). Loop unrolling copies a loop's markers with its body, so the optimised
  * graph may hold more; `lost` counts, per module type, the enter markers it holds fewer of.
- * lost == 0 and enters == exits: the optimizer removed no marker. The optimised graph exists
+ * lost == 0 and enters == exits: the optimizer removed no marker. `attr_reads` is filled for any
+ * optimised model (markers or not), to compare what markers cost. The optimised graph exists
  * only after a forward has run. */
 typedef struct lps_marker_census {
     size_t sites;         /* marker pairs put into the methods' graphs */
     size_t expected;      /* enter markers in forward's graph with every call inlined */
     size_t enters, exits; /* enter and exit markers in the optimised graph the executor runs */
     size_t lost;          /* enter markers missing from the optimised graph, by module type */
+    size_t object_sites;  /* sites marked with the module object (not a fixed callee) */
+    size_t attr_reads;    /* prim::GetAttr in the optimised graph (any optimised model) */
 } lps_marker_census;
 int lps_markers_census(lps_model *m, lps_inputs *in, lps_marker_census *out) LPS_NOEXCEPT;
 

@@ -252,6 +252,19 @@ void count_by_type(torch::jit::Block *b, const std::vector<std::string> &site_ty
     }
 }
 
+// Nodes of one kind in a graph's blocks and forked subgraphs.
+size_t count_kind(torch::jit::Block *b, c10::Symbol kind) {
+    size_t n = 0;
+    for (torch::jit::Node *node : b->nodes()) {
+        n += node->kind() == kind;
+        for (torch::jit::Block *sub : node->blocks())
+            n += count_kind(sub, kind);
+        if (node->hasAttribute(c10::attr::Subgraph))
+            n += count_kind(node->g(c10::attr::Subgraph)->block(), kind);
+    }
+    return n;
+}
+
 size_t count_calls(torch::jit::Block *b, const torch::jit::Value *self) {
     size_t n = 0;
     for (torch::jit::Node *node : b->nodes()) {
@@ -345,21 +358,24 @@ extern "C" {
 
 int lps_markers_census(lps_model *m, lps_inputs *in, lps_marker_census *out) noexcept {
     if (!m || !in || !out) return lp_error_set(LP_ERR_INVALID, "lps_markers_census: NULL argument");
-    *out = lps_marker_census{m->marker_sites, 0, 0, 0, 0};
-    if (!m->markers || m->pt2) return LP_OK;
+    *out = lps_marker_census{m->marker_sites, 0, 0, 0, 0, 0, 0};
+    if (m->pt2 || !m->optimize) return LP_OK;
     return lps::guard([&]() -> int {
         auto &fn = torch::jit::toGraphFunction(m->module.get_method("forward").function());
-        // What the optimizer was given: the marked graph, every call inlined.
-        auto inlined = fn.graph()->copy();
-        torch::jit::Inline(*inlined);
-        out->expected = count_markers(inlined->block(), k_enter);
-        // What it made of it, for these inputs (the plan the executor runs; it exists once a
-        // forward ran with the optimizer on, so asking for it optimises nothing anew).
+        // What the optimizer made of forward for these inputs (the plan the executor runs; it
+        // exists once a forward ran with the optimizer on, so asking for it optimises nothing).
         std::vector<c10::IValue> stack;
         stack.push_back(m->module._ivalue());
         stack.insert(stack.end(), in->values.begin(), in->values.end());
         torch::jit::GraphOptimizerEnabledGuard optimize(true);
         auto plan = fn.get_executor().getPlanFor(stack);
+        out->attr_reads = count_kind(plan.graph->block(), c10::prim::GetAttr);
+        if (!m->markers) return LP_OK;
+        out->object_sites = m->marker_sites - (m->site_types.size() - 1);
+        // What the optimizer was given: the marked graph, every call inlined.
+        auto inlined = fn.graph()->copy();
+        torch::jit::Inline(*inlined);
+        out->expected = count_markers(inlined->block(), k_enter);
         out->enters = count_markers(plan.graph->block(), k_enter);
         out->exits = count_markers(plan.graph->block(), k_exit);
         std::unordered_map<std::string, size_t> before, after;
