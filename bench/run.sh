@@ -3,7 +3,7 @@
 # means.
 #
 #   bench/run.sh [--quick | --smoke] [--build DIR] [--no-build] [--clock cpu|wall] [--models a,b,...]
-#                [--region-models a,b,...] [--only sampling]
+#                [--region-models a,b,...] [--only sampling | --skip sampling]
 #
 #   (default)  the full run, ~8 minutes on 2 cores
 #   --quick    fewer repetitions, no [shim-only] row, smaller trees: ~85 s, wider intervals
@@ -20,6 +20,8 @@
 #              opens a session on the first)
 #   --only sampling  run only the sampling section (a live session's stream of forwards at 1/100
 #              and 1/10, an unsampled forward's cost, the exposition's render time for resnet50)
+#   --skip sampling  everything but that section (its blocks are counted in forwards, so on the
+#              CNNs, 40-110 ms a forward, the full run's section alone takes over half an hour)
 #
 # Budgets are printed as PASS, MISS, UNSURE (the noise interval straddles the limit, or the figure
 # is not measurable at this noise) or SUSPECT (an impossible figure: the harness, not the code),
@@ -35,6 +37,7 @@ models=alexnet,resnet18,mobilenet_v2,transformer,lstm_cell,nested
 region_models=nested,resnet18
 clock=cpu
 only=""
+skip=""
 
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -50,7 +53,8 @@ while [ $# -gt 0 ]; do
     --region-models) region_models=$2; shift ;;
     --region-models=*) region_models=${1#--region-models=} ;;
     --only) only=$2; shift ;;
-    -h|--help) sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --skip) skip=$2; shift ;;
+    -h|--help) sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "run.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
     esac
     shift
@@ -288,7 +292,7 @@ printf '  %7s  %7s  %9s  %9s  %9s  %9s  %9s  %6s  %6s  %6s  %6s  %s\n' modules n
     ev1st_ms events_ms finish_ms render_ms ev1/mod ev/mod fin/mod ren/mod reps
 run TREE "$core" treesize --max "$tree_max" --reps "$tree_reps"
 
-sampling_section
+[ "$skip" = sampling ] || sampling_section
 
 # ---- budgets ---------------------------------------------------------------------------------
 echo
