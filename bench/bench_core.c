@@ -235,9 +235,8 @@ static int cmd_throughput(double seconds, const char *only) {
     for (int i = 0; i < 2000000; i++)
         sink += lp_now_ns();
     double clock_ns = (double)(bench_cpu_ns() - t0) / 2e6;
-    printf("INFO|lp_now_ns (CLOCK_MONOTONIC) costs %.1f ns per call (the shim takes one per event)"
-           "%s\n",
-           clock_ns, sink == 1 ? " " : "");
+    printf("INFO|lp_now_ns, %s, costs %.1f ns per call (the shim takes one per event)%s\n",
+           lp_clock_source(), clock_ns, sink == 1 ? " " : "");
     return 0;
 }
 
