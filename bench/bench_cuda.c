@@ -316,10 +316,9 @@ int main(int argc, char **argv) {
             snprintf(value, sizeof value, "%.3fx ±%.3f", x.mid, bench_half_width(x));
             /* A profiled forward faster than the unprofiled optimised one beyond the noise is
              * not a measurement: the harness is at fault, never a PASS. */
-            bench_verdict v = bench_judge(x, limit, bench_ratio_suspect(x), 0);
-            if (v == BENCH_SUSPECT)
-                snprintf(note, sizeof note, "faster than the unprofiled model: [A/A] ±%.3f",
-                         aa_dev);
+            bench_ratio_check check = bench_ratio_check_of(x);
+            bench_verdict v = bench_judge(x, limit, check, 0);
+            if (check) bench_check_note(note, sizeof note, check, "the unprofiled optimised model");
             bench_budget_verdict(what, v, value, limit_text, note);
         }
     }

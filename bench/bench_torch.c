@@ -3,7 +3,7 @@
  * unprofiled and profiled forwards can alternate on one loaded model.
  *
  *   lp_bench_torch overhead MODEL.pt --exec hooks|markers|opt [--name N] [--target-s S]
- *                  [--rounds R] [--input SPEC]...
+ *                  [--rounds R] [--copies K] [--input SPEC]...
  *   lp_bench_torch report MODEL.pt [--reps K]
  *   lp_bench_torch iterations MODEL.pt [--max N]
  *
@@ -12,9 +12,10 @@
  * and no markers, run unprofiled in the same process, interleaved with the other settings: across
  * processes on a shared machine that baseline swung from 0.58x to 1.84x for the same code. Two
  * copies can run side by side because the executor mode is thread-local and set before each
- * forward (shim/model.cpp), and each copy has its own compiled functions. A third copy, loaded
- * like the first, is the [A/A] setting (cmd_overhead says why). `--input` gives the
- * inputs as the CLI does, for models that record none.
+ * forward (shim/model.cpp), and each copy has its own compiled functions. Another copy, loaded
+ * like the first, is the [A/A] setting (cmd_overhead says why). With `--copies K`, each kind has K
+ * copies and the rounds rotate over them (copy_plan says why). `--input` gives the inputs as the
+ * CLI does, for models that record none.
  *
  * Why one thread per setting: the collector finds a thread's state through a thread-local cache
  * keyed by the collector; alternating two collectors on one thread makes it claim a new state
@@ -399,17 +400,13 @@ static void margin_note(char *buf, size_t size, double margin, double noise, con
     bench_margin_note(buf, size, margin, noise, *unit ? 0 : 3, unit);
 }
 
-static const char *const k_suspect_note =
-    "SUSPECT: faster than its unprofiled reference beyond the noise: "
-    "the harness, not the code (bench/README.md)";
-
 /* A budget line on ns per op against the same-mode baseline, [lo, hi] its interval and res its
  * half-width: UNSURE ("not measurable") when res exceeds k_ns_op_cutoff. */
-static void budget_ns_op(const char *what, double limit, int suspect, double ns_op, double lo,
-                         double hi, double res) {
+static void budget_ns_op(const char *what, double limit, bench_ratio_check check, double ns_op,
+                         double lo, double hi, double res) {
     int measurable = res <= k_ns_op_cutoff;
     char text[96], note[160], limit_text[32];
-    bench_verdict vd = bench_judge((bench_interval){lo, ns_op, hi}, limit, suspect, k_ns_op_cutoff);
+    bench_verdict vd = bench_judge((bench_interval){lo, ns_op, hi}, limit, check, k_ns_op_cutoff);
     if (measurable) {
         snprintf(text, sizeof text, "%.0f ns/op [%.0f, %.0f]", ns_op, lo, hi);
         margin_note(note, sizeof note, limit - ns_op, res, " ns/op");
@@ -420,42 +417,83 @@ static void budget_ns_op(const char *what, double limit, int suspect, double ns_
                  k_ns_op_cutoff);
     }
     snprintf(limit_text, sizeof limit_text, "<= %.0f ns/op", limit);
-    bench_budget_verdict(what, vd, text, limit_text, suspect ? k_suspect_note : note);
+    if (check) bench_check_note(note, sizeof note, check, "its unprofiled reference");
+    bench_budget_verdict(what, vd, text, limit_text, note);
+}
+
+/* Copies of each kind a run rotates over (--copies). */
+#define MAX_COPIES 8
+
+/* Which copy each kind runs in round r, K copies of each kind (`mine`: the mode's own, which the
+ * baseline and the profiled settings run; M = max(K, 2) of them, the [A/A] taking the next one;
+ * `opt`: x_opt's reference). Every copy in a process sits where that process put its weights,
+ * and on a memory-bound model (alexnet, 240 MB of weights) that placement makes one copy a few
+ * percent faster or slower than another, a per-process draw that no repetition of one copy
+ * reveals (bench/README.md). Rotating the copies turns that bias into per-round spread, which
+ * the interval then holds, and the median of the per-round ratios averages it over K x K
+ * pairings: the opt copy advances by one more every K rounds, so rounds 0..K*K-1 pair every
+ * mode copy with every opt copy once. */
+typedef struct copy_plan {
+    int k, m;
+} copy_plan;
+static int copy_mine(copy_plan p, int r) {
+    return r % p.k;
+}
+static int copy_aa(copy_plan p, int r) {
+    return (r % p.k + 1) % p.m;
+}
+static int copy_opt(copy_plan p, int r) {
+    return (r + r / p.k) % p.k;
+}
+
+/* Round r's copies (copy_plan): read by each setting's thread after variant_run's semaphore. */
+static void place_copies(variant *vs, size_t nv, const variant *ref, const variant *aa,
+                         bench_model *mine, bench_model *opts, copy_plan plan, int r) {
+    for (size_t i = 0; i < nv; i++)
+        vs[i].bm = &vs[i] == ref  ? &opts[copy_opt(plan, r)]
+                   : &vs[i] == aa ? &mine[copy_aa(plan, r)]
+                                  : &mine[copy_mine(plan, r)];
 }
 
 static int cmd_overhead(const char *path, const char *exec, const char *name, double target_s,
-                        int rounds, int diag) {
+                        int rounds, int diag, int copies) {
     int mode = exec_of(exec), plain = !strcmp(exec, "opt");
     unsigned mods = module_hook(mode);
-    bench_model bm, opt, aa;
-    model_open(&bm, path, mode);
-    uint64_t est = warm_up(&bm, 4);
-    if (!plain) {
-        model_open(&opt, path, LPS_EXEC_OPTIMISED);
-        warm_up(&opt, 4);
+    if (copies < 1 || copies > MAX_COPIES) {
+        fprintf(stderr, "lp_bench_torch: --copies %d: give 1 to %d\n", copies, MAX_COPIES);
+        return 2;
     }
-    /* The [A/A] setting's own copy, loaded separately in the same mode as `bm` (see below). */
-    model_open(&aa, path, mode);
-    warm_up(&aa, 4);
+    copy_plan plan = {copies, copies < 2 ? 2 : copies};
+    bench_model mine[MAX_COPIES], opts[MAX_COPIES];
+    uint64_t est = UINT64_MAX;
+    for (int i = 0; i < plan.m; i++) {
+        model_open(&mine[i], path, mode);
+        uint64_t e = warm_up(&mine[i], 4);
+        if (e < est) est = e;
+    }
+    for (int i = 0; !plain && i < plan.k; i++) {
+        model_open(&opts[i], path, LPS_EXEC_OPTIMISED);
+        warm_up(&opts[i], 4);
+    }
+    bench_model *bm = &mine[0];
     unsigned all_hooks = mods | LPS_HOOK_OPS | LPS_HOOK_MEMORY;
     counts k = {0};
-    if (!plain) k = count_events(&bm, all_hooks, 2);
+    if (!plain) k = count_events(bm, all_hooks, 2);
 
     variant vs[10];
     size_t nv = 0;
     memset(vs, 0, sizeof vs);
     vs[nv++] = (variant){.name = "baseline"};
-    /* x_opt's reference: the other copy, optimised, no markers, unprofiled. */
+    /* x_opt's reference: the optimised copies, no markers, unprofiled. */
     variant *ref = NULL;
-    if (!plain) vs[nv++] = (variant){.name = "opt", .bm = &opt};
-    /* A/A check: a third copy of the model, loaded separately in the baseline's mode, run
-     * unprofiled on its own thread. Its ratio to the baseline shows the harness's own bias and
-     * noise, and widens every interval (so it runs in every profile, --quick too). A separate copy
-     * rather than the baseline's own: each copy's weights and compiled functions sit wherever
-     * this process put them, and on a memory-bound model (alexnet, 240 MB of weights) that
-     * placement biases one copy against another by a few percent, the same bias that separates
-     * `opt` from the mode's copy; a second run of the same copy cannot see it. */
-    vs[nv++] = (variant){.name = "[A/A]", .bm = &aa};
+    if (!plain) vs[nv++] = (variant){.name = "opt"};
+    /* A/A check: another copy of the model in the baseline's mode (copy_aa), run unprofiled on its
+     * own thread. Its ratio to the baseline shows the harness's own bias and noise, and widens
+     * every interval (so it runs in every profile, --quick too). Another copy rather than the
+     * baseline's own, so that it sees the copies' placement bias (copy_plan), the bias that
+     * separates `opt` from the mode's copy, where a second run of the same copy cannot. */
+    vs[nv++] = (variant){.name = "[A/A]"};
+    variant *aa_v = &vs[nv - 1];
     if (!plain) {
         vs[nv++] = (variant){.name = "modules", .hooks = mods};
         vs[nv++] = (variant){.name = "memory", .hooks = mods | LPS_HOOK_MEMORY, .memory = 1};
@@ -470,9 +508,9 @@ static int cmd_overhead(const char *path, const char *exec, const char *name, do
     if (per_block < 1) per_block = 1;
     for (size_t i = 0; i < nv; i++) {
         variant *v = &vs[i];
-        if (!v->bm) v->bm = &bm;
         if (v->hooks && !v->empty_sink) {
-            tree_build(&v->tree, bm.m);
+            /* Every copy was loaded from one file the same way: the same modules, same indices. */
+            tree_build(&v->tree, bm->m);
             lp_collector_config cc = {.memory = v->memory,
                                       .memory_devices = 1u << LP_DEV_CPU,
                                       .ops = v->ops,
@@ -490,16 +528,22 @@ static int cmd_overhead(const char *path, const char *exec, const char *name, do
         if (pthread_create(&v->thread, NULL, variant_thread, v)) die("pthread_create", -1);
     }
 
-    /* Warm-up block per setting: first sight of every op row and allocation happens here. */
-    for (size_t i = 0; i < nv; i++)
-        variant_run(&vs[i], per_block, 0);
+    /* Warm-up blocks, one per setting on each copy it will run: first sight of every op row and
+     * allocation, and each copy's first profiled forwards, happen here. */
+    for (int r = 0; r < plan.m; r++) {
+        place_copies(vs, nv, ref, aa_v, mine, opts, plan, r);
+        for (size_t i = 0; i < nv; i++)
+            variant_run(&vs[i], per_block, 0);
+    }
 
     double cpu0 = cpu_seconds();
     uint64_t wall0 = lp_now_ns();
     /* Rounds: every setting runs one block, the order rotating so none always follows another. */
-    for (int r = 0; r < rounds; r++)
+    for (int r = 0; r < rounds; r++) {
+        place_copies(vs, nv, ref, aa_v, mine, opts, plan, r);
         for (size_t j = 0; j < nv; j++)
             variant_run(&vs[(j + (size_t)r) % nv], per_block, 1);
+    }
     double wall = (double)(lp_now_ns() - wall0) * 1e-9;
     double cpu = cpu_seconds() - cpu0;
 
@@ -554,12 +598,17 @@ static int cmd_overhead(const char *path, const char *exec, const char *name, do
         double ns_op_opt = ops && ref ? (xo_i.mid * opt_ns - opt_ns) / (double)ops : 0;
         double be_us = bench_median(v->begin_end.v, v->begin_end.n) / 1e3;
         /* Impossible: a setting that does more work than its reference reading faster than it
-         * beyond the noise (the whole interval below 1), or by more than 5% at all. */
-        int suspect_same = profiled && bench_ratio_suspect(xs_i);
-        int suspect = suspect_same || (profiled && ref && bench_ratio_suspect(xo_i));
+         * beyond the noise (the whole interval below 1); skewed: by more than 5% within the
+         * noise. The worse of its two ratios' checks. */
+        bench_ratio_check suspect_same = profiled ? bench_ratio_check_of(xs_i) : BENCH_RATIO_OK;
+        bench_ratio_check suspect = suspect_same;
+        if (profiled && ref && bench_ratio_check_of(xo_i) > suspect)
+            suspect = bench_ratio_check_of(xo_i);
         char check[128] = "diagnostic";
         if (v->c) check_text(v, v->hot_allocs, check, sizeof check);
-        if (suspect) snprintf(check + strlen(check), sizeof check - strlen(check), " SUSPECT");
+        if (suspect)
+            snprintf(check + strlen(check), sizeof check - strlen(check), "%s",
+                     suspect == BENCH_RATIO_SUSPECT ? " SUSPECT" : " skewed");
         char xs[32], xo[32] = "-", nss[16] = "-", nso[16] = "-";
         snprintf(xs, sizeof xs, "%.3f±%.3f", xs_i.mid, bench_half_width(xs_i));
         if (ref && v != ref) snprintf(xo, sizeof xo, "%.3f±%.3f", xo_i.mid, bench_half_width(xo_i));
@@ -572,7 +621,6 @@ static int cmd_overhead(const char *path, const char *exec, const char *name, do
                check);
 
         char what[96], text[96], note[160], limit[32];
-        const char *suspect_note = k_suspect_note;
         /* Which budget a memory+events setting answers to: ops of 4 us or more (the opt copy's
          * forward / ops) make 400 ns/op the same as 10%, so x_opt <= 1.10 speaks for them;
          * shorter ops, ns/op (bench/README.md). Hooks mode's modules-only budget splits the
@@ -591,7 +639,9 @@ static int cmd_overhead(const char *path, const char *exec, const char *name, do
                 margin_note(note, sizeof note, k_hooks_modules_x_same - xs_i.mid,
                             bench_half_width(xs_i), "");
                 snprintf(limit, sizeof limit, "<= %.2fx", k_hooks_modules_x_same);
-                bench_budget_verdict(what, vd, text, limit, suspect ? suspect_note : note);
+                if (suspect)
+                    bench_check_note(note, sizeof note, suspect, "its unprofiled reference");
+                bench_budget_verdict(what, vd, text, limit, note);
             } else {
                 snprintf(what, sizeof what, "%s %s modules only, per op vs same-mode", name, exec);
                 budget_ns_op(what, k_hooks_modules_ns_op, suspect, ns_op, ns_lo, ns_hi, ns_res);
@@ -606,14 +656,16 @@ static int cmd_overhead(const char *path, const char *exec, const char *name, do
             snprintf(what, sizeof what, "%s %s modules only, x optimised", name, exec);
             bench_verdict vd = bench_judge(xo_i, 1.05, suspect, 0);
             margin_note(note, sizeof note, 1.05 - xo_i.mid, bench_half_width(xo_i), "");
-            bench_budget_verdict(what, vd, text, "<= 1.05x", suspect ? suspect_note : note);
+            if (suspect) bench_check_note(note, sizeof note, suspect, "its unprofiled reference");
+            bench_budget_verdict(what, vd, text, "<= 1.05x", note);
         }
         if (!strcmp(v->name, "mem+events") && ref && !op_bound) {
             snprintf(text, sizeof text, "%.3fx [%.3f, %.3f]", xo_i.mid, xo_i.lo, xo_i.hi);
             snprintf(what, sizeof what, "%s %s memory+events, x optimised", name, exec);
             bench_verdict vd = bench_judge(xo_i, 1.10, suspect, 0);
             margin_note(note, sizeof note, 1.10 - xo_i.mid, bench_half_width(xo_i), "");
-            bench_budget_verdict(what, vd, text, "<= 1.10x", suspect ? suspect_note : note);
+            if (suspect) bench_check_note(note, sizeof note, suspect, "its unprofiled reference");
+            bench_budget_verdict(what, vd, text, "<= 1.10x", note);
         }
         if (!strcmp(v->name, "mem+events") && op_bound) {
             snprintf(what, sizeof what, "%s %s memory+events, per op vs same-mode", name, exec);
@@ -623,8 +675,10 @@ static int cmd_overhead(const char *path, const char *exec, const char *name, do
     double cover = 0;
     bench_median_ci(vs[0].block_med.v, vs[0].block_med.n, &cover);
     printf("INFO|%s %s: each ± is the %.1f%% order-statistic interval of the median per-round "
-           "ratio (%d rounds), widened each side by the [A/A] spread %.3f (at least %.3f)\n",
-           name, exec, cover * 100, rounds, aa_dev, BENCH_RATIO_FLOOR);
+           "ratio (%d rounds), widened each side by the [A/A] spread %.3f (at least %.3f); "
+           "%d cop%s of each kind, rotated per round\n",
+           name, exec, cover * 100, rounds, aa_dev, BENCH_RATIO_FLOOR, plan.k,
+           plan.k == 1 ? "y" : "ies");
     if (nv > 1) {
         double other_base = bench_median(vs[0].fwd_other.v, vs[0].fwd_other.n);
         printf("INFO|%s %s, %s clock: baseline %.1f us", name, exec, g_cpu_clock ? "wall" : "CPU",
@@ -659,9 +713,10 @@ static int cmd_overhead(const char *path, const char *exec, const char *name, do
         sem_destroy(&vs[i].go);
         sem_destroy(&vs[i].done);
     }
-    model_close(&aa);
-    model_close(&bm);
-    if (!plain) model_close(&opt);
+    for (int i = 0; i < plan.m; i++)
+        model_close(&mine[i]);
+    for (int i = 0; !plain && i < plan.k; i++)
+        model_close(&opts[i]);
     return 0;
 }
 
@@ -894,7 +949,8 @@ int main(int argc, char **argv) {
         return cmd_overhead(path, bench_arg(argc, argv, "--exec", "hooks"), name,
                             atof(bench_arg(argc, argv, "--target-s", "3")),
                             atoi(bench_arg(argc, argv, "--rounds", "20")),
-                            atoi(bench_arg(argc, argv, "--diag", "1")));
+                            atoi(bench_arg(argc, argv, "--diag", "1")),
+                            atoi(bench_arg(argc, argv, "--copies", "1")));
     if (!strcmp(cmd, "report"))
         return cmd_report(path, name, atoi(bench_arg(argc, argv, "--reps", "7")));
     if (!strcmp(cmd, "iterations"))

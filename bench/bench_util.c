@@ -178,12 +178,16 @@ bench_verdict bench_judge_at_most(double lo, double hi, double limit) {
     return BENCH_UNSURE;
 }
 
-int bench_ratio_suspect(bench_interval r) {
-    return r.hi < 1 || r.mid < BENCH_SUSPECT_RATIO;
+bench_ratio_check bench_ratio_check_of(bench_interval r) {
+    if (r.hi < 1) return BENCH_RATIO_SUSPECT;
+    if (r.mid < BENCH_SKEWED_RATIO) return BENCH_RATIO_SKEWED;
+    return BENCH_RATIO_OK;
 }
 
-bench_verdict bench_judge(bench_interval x, double limit, int suspect, double max_half) {
-    if (suspect) return BENCH_SUSPECT;
+bench_verdict bench_judge(bench_interval x, double limit, bench_ratio_check check,
+                          double max_half) {
+    if (check == BENCH_RATIO_SUSPECT) return BENCH_SUSPECT;
+    if (check == BENCH_RATIO_SKEWED) return BENCH_UNSURE;
     if (max_half > 0 && (x.hi - x.lo) / 2 > max_half) return BENCH_UNSURE;
     return bench_judge_at_most(x.lo, x.hi, limit);
 }
@@ -192,6 +196,21 @@ bench_verdict bench_judge_at_least(double lo, double hi, double limit) {
     if (lo >= limit) return BENCH_PASS;
     if (hi < limit) return BENCH_MISS;
     return BENCH_UNSURE;
+}
+
+void bench_check_note(char *buf, size_t size, bench_ratio_check check, const char *than) {
+    if (check == BENCH_RATIO_SUSPECT)
+        snprintf(buf, size,
+                 "SUSPECT: faster than %s beyond the noise: the harness, not the code "
+                 "(bench/README.md)",
+                 than);
+    else if (check == BENCH_RATIO_SKEWED)
+        snprintf(buf, size,
+                 "skewed: median below %.2fx %s, within the noise: a skewed reference, not a "
+                 "decision (bench/README.md)",
+                 BENCH_SKEWED_RATIO, than);
+    else if (size)
+        buf[0] = '\0';
 }
 
 void bench_margin_note(char *buf, size_t size, double margin, double noise, int decimals,

@@ -88,19 +88,29 @@ typedef enum bench_verdict { BENCH_PASS, BENCH_MISS, BENCH_UNSURE, BENCH_SUSPECT
 const char *bench_verdict_name(bench_verdict v);
 /* A "value <= limit" budget on an interval [lo, hi]. */
 bench_verdict bench_judge_at_most(double lo, double hi, double limit);
-/* Below this a profiled setting's ratio to its unprofiled reference is impossible, however wide
- * its interval. */
-#define BENCH_SUSPECT_RATIO 0.95
-/* 1 when r, the interval of a ratio whose numerator does more work than its denominator (a
- * profiled setting over its unprofiled reference), is impossible: wholly below 1.0, or its median
- * below BENCH_SUSPECT_RATIO at all. */
-int bench_ratio_suspect(bench_interval r);
-/* The verdict of a "value <= limit" budget line on the interval x: SUSPECT when `suspect` (see
- * bench_ratio_suspect; the caller may combine several ratios), else UNSURE when max_half > 0 and
- * the interval's half-width (hi - lo) / 2 exceeds it (the figure cannot be measured at this
- * noise), else bench_judge_at_most. bench_torch.c and bench_cuda.c decide every ratio and ns/op
- * budget line here; bench/test_verdicts.c checks it. */
-bench_verdict bench_judge(bench_interval x, double limit, int suspect, double max_half);
+/* A profiled setting's median ratio to its unprofiled reference below this says the reference is
+ * skewed (bench/README.md, Verdicts), however wide its interval. */
+#define BENCH_SKEWED_RATIO 0.95
+/* What r, the interval of a ratio whose numerator does more work than its denominator (a profiled
+ * setting over its unprofiled reference), says of the harness. SUSPECT: impossible beyond the
+ * noise (wholly below 1.0). SKEWED: the median is below BENCH_SKEWED_RATIO but the interval
+ * reaches 1.0: not a decision either way, and never a PASS. Ordered: the worse is the larger. */
+typedef enum bench_ratio_check {
+    BENCH_RATIO_OK = 0,
+    BENCH_RATIO_SKEWED = 1,
+    BENCH_RATIO_SUSPECT = 2
+} bench_ratio_check;
+bench_ratio_check bench_ratio_check_of(bench_interval r);
+/* The verdict of a "value <= limit" budget line on the interval x: SUSPECT when `check` is
+ * BENCH_RATIO_SUSPECT (the caller may combine several ratios' checks: the larger wins), UNSURE
+ * when it is BENCH_RATIO_SKEWED, or when max_half > 0 and the interval's half-width (hi - lo) / 2
+ * exceeds it (the figure cannot be measured at this noise), else bench_judge_at_most.
+ * bench_torch.c, bench_cuda.c and bench_sampling.cpp decide every ratio and ns/op budget line
+ * here; bench/test_verdicts.c checks it. */
+bench_verdict bench_judge(bench_interval x, double limit, bench_ratio_check check, double max_half);
+/* The note a SUSPECT or SKEWED line carries instead of its margin ("" when OK): `than` names the
+ * reference ("its unprofiled reference"). */
+void bench_check_note(char *buf, size_t size, bench_ratio_check check, const char *than);
 /* A "value >= limit" budget on an interval [lo, hi]: PASS when lo meets it, MISS when hi does not.
  */
 bench_verdict bench_judge_at_least(double lo, double hi, double limit);

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include <cmocka.h>
+#include <string.h>
 
 #include "bench_util.h"
 
@@ -42,7 +43,7 @@ static bench_interval interval_of(const double *v, size_t n, double widen, doubl
 /* A verdict of a profiled setting's ratio on a "<= limit" budget, as bench_torch.c and
  * bench_cuda.c decide it. */
 static bench_verdict judge_ratio(bench_interval x, double limit) {
-    return bench_judge(x, limit, bench_ratio_suspect(x), 0);
+    return bench_judge(x, limit, bench_ratio_check_of(x), 0);
 }
 
 /* 20 rounds, start, start + step, ...: shuffled, since rounds arrive in no order. */
@@ -144,29 +145,45 @@ static void test_suspect_interval_below_one(void **state) {
     double v[20];
     ramp20(v, 0.960, 0.001); /* median 0.9695 (above 0.95), interval [0.960, 0.979] */
     bench_interval x = interval_of(v, 20, 0.003, NULL);
-    assert_true(x.hi < 1 && x.mid > BENCH_SUSPECT_RATIO);
-    assert_true(bench_ratio_suspect(x));
+    assert_true(x.hi < 1 && x.mid > BENCH_SKEWED_RATIO);
+    assert_int_equal(bench_ratio_check_of(x), BENCH_RATIO_SUSPECT);
     assert_int_equal(judge_ratio(x, 1.05), BENCH_SUSPECT); /* not the PASS its bounds give */
     /* Just around 1.0: an honest figure. */
     ramp20(v, 0.990, 0.001);
     x = interval_of(v, 20, 0.003, NULL);
-    assert_false(bench_ratio_suspect(x));
+    assert_int_equal(bench_ratio_check_of(x), BENCH_RATIO_OK);
     assert_int_equal(judge_ratio(x, 1.05), BENCH_PASS);
 }
 
-/* A ratio below 0.95: SUSPECT even when its interval is wide enough to reach above 1.0. */
-static void test_suspect_below_095_wide(void **state) {
+/* A median below 0.95 whose interval reaches above 1.0: skewed, UNSURE whatever its bounds say,
+ * never PASS; wholly below 1.0 as well, SUSPECT. */
+static void test_skewed_below_095_wide(void **state) {
     (void)state;
     const double v[20] = {1.10, 0.80, 1.05, 0.81, 0.93, 1.09, 0.82, 1.00, 0.83, 1.02,
                           0.84, 1.06, 0.85, 1.03, 0.86, 1.07, 0.87, 0.95, 0.90, 1.08};
     bench_interval x = interval_of(v, 20, 0.003, NULL);
     assert_close(x.mid, 0.94, EPS);
     assert_true(x.hi > 1.0);
-    assert_int_equal(bench_judge(x, 1.05, 0, 0), BENCH_UNSURE); /* the bounds alone */
-    assert_true(bench_ratio_suspect(x));
+    assert_int_equal(bench_judge(x, 1.05, BENCH_RATIO_OK, 0), BENCH_UNSURE); /* the bounds alone */
+    assert_int_equal(bench_ratio_check_of(x), BENCH_RATIO_SKEWED);
+    assert_int_equal(judge_ratio(x, 1.05), BENCH_UNSURE);
+    /* Under a limit its whole interval meets (1.10 >= 1.08), still not a PASS. */
+    assert_int_equal(bench_judge(x, 1.10, BENCH_RATIO_OK, 0), BENCH_PASS);
+    assert_int_equal(judge_ratio(x, 1.10), BENCH_UNSURE);
+    char note[200];
+    bench_check_note(note, sizeof note, BENCH_RATIO_SKEWED, "its reference");
+    assert_non_null(strstr(note, "skewed: median below 0.95x its reference, within the noise"));
+    /* The same rounds 0.06 lower: wholly below 1.0, SUSPECT, before the measurability cutoff
+     * too. */
+    double low[20];
+    for (int i = 0; i < 20; i++)
+        low[i] = v[i] - 0.06;
+    x = interval_of(low, 20, 0.003, NULL);
+    assert_true(x.hi < 1.0);
     assert_int_equal(judge_ratio(x, 1.05), BENCH_SUSPECT);
-    /* SUSPECT comes before the measurability cutoff too. */
-    assert_int_equal(bench_judge(x, 1.05, 1, 0.001), BENCH_SUSPECT);
+    assert_int_equal(bench_judge(x, 1.05, BENCH_RATIO_SUSPECT, 0.001), BENCH_SUSPECT);
+    bench_check_note(note, sizeof note, BENCH_RATIO_SUSPECT, "its reference");
+    assert_non_null(strstr(note, "SUSPECT: faster than its reference beyond the noise"));
 }
 
 /* ns/op (an interval in ns): UNSURE when its half-width is over the cutoff (bench_torch.c:
@@ -193,7 +210,7 @@ int main(void) {
         cmocka_unit_test(test_quick_8_rounds_unsure),
         cmocka_unit_test(test_few_rounds_whole_range),
         cmocka_unit_test(test_suspect_interval_below_one),
-        cmocka_unit_test(test_suspect_below_095_wide),
+        cmocka_unit_test(test_skewed_below_095_wide),
         cmocka_unit_test(test_ns_op_cutoff),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
