@@ -158,22 +158,24 @@ static int print_source(void) {
     return 0;
 }
 
+/* A fresh process with LAYERPROF_CLOCK=value reads CLOCK_MONOTONIC and describes it as `text`. */
+static void assert_monotonic_with(const char *value, const char *text) {
+    char got[160];
+    int source;
+    source_with(value, got, sizeof got, &source);
+    assert_int_equal(source, LP_CLOCK_MONOTONIC);
+    assert_string_equal(got, text);
+}
+
 static void layerprof_clock_monotonic_forces_clock_monotonic(void **state) {
     (void)state;
-    char text[160];
-    int source;
-    source_with("monotonic", text, sizeof text, &source);
-    assert_int_equal(source, LP_CLOCK_MONOTONIC);
-    assert_string_equal(text, "monotonic (LAYERPROF_CLOCK=monotonic)");
+    assert_monotonic_with("monotonic", "monotonic (LAYERPROF_CLOCK=monotonic)");
 }
 
 static void a_misspelt_layerprof_clock_is_named_and_falls_back(void **state) {
     (void)state;
-    char text[160];
-    int source;
-    source_with("monotnic", text, sizeof text, &source);
-    assert_int_equal(source, LP_CLOCK_MONOTONIC);
-    assert_string_equal(text, "monotonic (LAYERPROF_CLOCK=monotnic is not 'auto' or 'monotonic')");
+    assert_monotonic_with("monotnic",
+                          "monotonic (LAYERPROF_CLOCK=monotnic is not 'auto' or 'monotonic')");
 }
 
 static void layerprof_clock_auto_is_the_default(void **state) {
