@@ -3,11 +3,11 @@
  * Steady nanoseconds, read twice per module call and per op: the largest single cost of an event
  * (docs/architecture.md, "The event clock"). Where the kernel itself keeps time with the CPU's
  * time-stamp counter (its clocksource is "tsc", which it picks only for an invariant TSC that is
- * in step on every CPU), the clock reads the counter and scales it (about 7 ns); anywhere else, or
- * with LAYERPROF_CLOCK=monotonic, it is CLOCK_MONOTONIC from the vDSO (about 17 ns on this
- * project's VMs; the vDSO orders its counter read with a fence and retries a seqlock). The counter
- * is scaled by a rate measured against CLOCK_MONOTONIC over 2 ms on the first call, so both read
- * the same time then, and durations agree to about 1e-5. */
+ * in step on every CPU), the clock reads the counter and scales it (about 10 ns on this project's
+ * VMs); anywhere else, or with LAYERPROF_CLOCK=monotonic, it is CLOCK_MONOTONIC from the vDSO
+ * (about 17 ns there: the vDSO orders its counter read with a fence and retries a seqlock). The
+ * counter is scaled by a rate measured against CLOCK_MONOTONIC over 2 ms on the first call, so both
+ * read the same time then, and durations agree to about 1e-5. */
 #ifndef LP_CLOCK_H
 #define LP_CLOCK_H
 
