@@ -14,8 +14,8 @@
  * copies can run side by side because the executor mode is thread-local and set before each
  * forward (shim/model.cpp), and each copy has its own compiled functions. Another copy, loaded
  * like the first, is the [A/A] setting (cmd_overhead says why). With `--copies K`, each kind has K
- * copies and the rounds rotate over them (copy_plan says why). `--input` gives the inputs as the
- * CLI does, for models that record none.
+ * copies and the rounds rotate over them (bench_copy_plan in bench_util.h says why). `--input`
+ * gives the inputs as the CLI does, for models that record none.
  *
  * Why one thread per setting: the collector finds a thread's state through a thread-local cache
  * keyed by the collector; alternating two collectors on one thread makes it claim a new state
@@ -421,50 +421,26 @@ static void budget_ns_op(const char *what, double limit, bench_ratio_check check
     bench_budget_verdict(what, vd, text, limit_text, note);
 }
 
-/* Copies of each kind a run rotates over (--copies). */
-#define MAX_COPIES 8
-
-/* Which copy each kind runs in round r, K copies of each kind (`mine`: the mode's own, which the
- * baseline and the profiled settings run; M = max(K, 2) of them, the [A/A] taking the next one;
- * `opt`: x_opt's reference). Every copy in a process sits where that process put its weights,
- * and on a memory-bound model (alexnet, 240 MB of weights) that placement makes one copy a few
- * percent faster or slower than another, a per-process draw that no repetition of one copy
- * reveals (bench/README.md). Rotating the copies turns that bias into per-round spread, which
- * the interval then holds, and the median of the per-round ratios averages it over K x K
- * pairings: the opt copy advances by one more every K rounds, so rounds 0..K*K-1 pair every
- * mode copy with every opt copy once. */
-typedef struct copy_plan {
-    int k, m;
-} copy_plan;
-static int copy_mine(copy_plan p, int r) {
-    return r % p.k;
-}
-static int copy_aa(copy_plan p, int r) {
-    return (r % p.k + 1) % p.m;
-}
-static int copy_opt(copy_plan p, int r) {
-    return (r + r / p.k) % p.k;
-}
-
-/* Round r's copies (copy_plan): read by each setting's thread after variant_run's semaphore. */
+/* Round r's copies (bench_copy_plan): read by each setting's thread after variant_run's semaphore.
+ */
 static void place_copies(variant *vs, size_t nv, const variant *ref, const variant *aa,
-                         bench_model *mine, bench_model *opts, copy_plan plan, int r) {
+                         bench_model *mine, bench_model *opts, bench_copy_plan plan, int r) {
     for (size_t i = 0; i < nv; i++)
-        vs[i].bm = &vs[i] == ref  ? &opts[copy_opt(plan, r)]
-                   : &vs[i] == aa ? &mine[copy_aa(plan, r)]
-                                  : &mine[copy_mine(plan, r)];
+        vs[i].bm = &vs[i] == ref  ? &opts[bench_copy_opt(plan, r)]
+                   : &vs[i] == aa ? &mine[bench_copy_aa(plan, r)]
+                                  : &mine[bench_copy_mine(plan, r)];
 }
 
 static int cmd_overhead(const char *path, const char *exec, const char *name, double target_s,
                         int rounds, int diag, int copies) {
     int mode = exec_of(exec), plain = !strcmp(exec, "opt");
     unsigned mods = module_hook(mode);
-    if (copies < 1 || copies > MAX_COPIES) {
-        fprintf(stderr, "lp_bench_torch: --copies %d: give 1 to %d\n", copies, MAX_COPIES);
+    if (copies < 1 || copies > BENCH_MAX_COPIES) {
+        fprintf(stderr, "lp_bench_torch: --copies %d: give 1 to %d\n", copies, BENCH_MAX_COPIES);
         return 2;
     }
-    copy_plan plan = {copies, copies < 2 ? 2 : copies};
-    bench_model mine[MAX_COPIES], opts[MAX_COPIES];
+    bench_copy_plan plan = bench_copy_plan_of(copies);
+    bench_model mine[BENCH_MAX_COPIES], opts[BENCH_MAX_COPIES];
     uint64_t est = UINT64_MAX;
     for (int i = 0; i < plan.m; i++) {
         model_open(&mine[i], path, mode);
@@ -487,11 +463,11 @@ static int cmd_overhead(const char *path, const char *exec, const char *name, do
     /* x_opt's reference: the optimised copies, no markers, unprofiled. */
     variant *ref = NULL;
     if (!plain) vs[nv++] = (variant){.name = "opt"};
-    /* A/A check: another copy of the model in the baseline's mode (copy_aa), run unprofiled on its
-     * own thread. Its ratio to the baseline shows the harness's own bias and noise, and widens
-     * every interval (so it runs in every profile, --quick too). Another copy rather than the
-     * baseline's own, so that it sees the copies' placement bias (copy_plan), the bias that
-     * separates `opt` from the mode's copy, where a second run of the same copy cannot. */
+    /* A/A check: another copy of the model in the baseline's mode (bench_copy_aa), run unprofiled
+     * on its own thread. Its ratio to the baseline shows the harness's own bias and noise, and
+     * widens every interval (so it runs in every profile, --quick too). Another copy rather than
+     * the baseline's own, so that it sees the copies' placement bias (bench_copy_plan), the bias
+     * that separates `opt` from the mode's copy, where a second run of the same copy cannot. */
     vs[nv++] = (variant){.name = "[A/A]"};
     variant *aa_v = &vs[nv - 1];
     if (!plain) {

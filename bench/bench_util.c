@@ -226,6 +226,24 @@ void bench_budget_verdict(const char *what, bench_verdict v, const char *value, 
     fflush(stdout);
 }
 
+/* ---- model copies ---------------------------------------------------------------------------- */
+
+bench_copy_plan bench_copy_plan_of(int copies) {
+    return (bench_copy_plan){copies, copies < 2 ? 2 : copies};
+}
+
+int bench_copy_mine(bench_copy_plan p, int r) {
+    return r % p.k;
+}
+
+int bench_copy_aa(bench_copy_plan p, int r) {
+    return (r % p.k + 1) % p.m;
+}
+
+int bench_copy_opt(bench_copy_plan p, int r) {
+    return (r + r / p.k) % p.k;
+}
+
 /* ---- command line and process setup --------------------------------------------------------- */
 
 const char *bench_arg(int argc, char **argv, const char *key, const char *dflt) {

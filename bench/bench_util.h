@@ -53,6 +53,25 @@ double bench_half_width(bench_interval i);
  * strays from 1.000 at its farther end; what bench_ratio_interval's `widen` takes. */
 double bench_aa_spread(const bench_samples *aa, const bench_samples *ref);
 
+/* ---- model copies ----------------------------------------------------------------------------
+ * Which copy each kind runs in round r (lp_bench_torch --copies K): K copies of each kind, `mine`
+ * (the mode's own, which the baseline and the profiled settings run; m = max(K, 2) of them, the
+ * [A/A] taking the one after the baseline's) and `opt` (x_opt's reference). Every copy in a
+ * process sits where that process put its weights, and on a memory-bound model (alexnet, 240 MB
+ * of weights) that placement makes one copy a few percent faster or slower than another, a
+ * per-process draw that no repetition of one copy reveals (bench/README.md). Rotating the copies
+ * turns that bias into per-round spread, which the interval then holds, and the median of the
+ * per-round ratios averages it over K x K pairings: the opt copy advances by one more every K
+ * rounds, so rounds 0..K*K-1 pair every mode copy with every opt copy once. */
+#define BENCH_MAX_COPIES 8
+typedef struct bench_copy_plan {
+    int k, m;
+} bench_copy_plan;
+bench_copy_plan bench_copy_plan_of(int copies);
+int bench_copy_mine(bench_copy_plan p, int r);
+int bench_copy_aa(bench_copy_plan p, int r);
+int bench_copy_opt(bench_copy_plan p, int r);
+
 /* ---- heap counters ---------------------------------------------------------------------------
  * Filled by __wrap_malloc/calloc/realloc/free (bench_wrap.c) for the objects linked into the
  * benchmark program itself: layerprof's core and shim, never libtorch's shared libraries. */

@@ -202,6 +202,36 @@ static void test_ns_op_cutoff(void **state) {
     assert_int_equal(bench_judge(wide, 400, 0, 0), BENCH_PASS);
 }
 
+/* The copies' rotation (bench_copy_plan): rounds 0..K*K-1 pair every mode copy with every opt copy
+ * exactly once; the [A/A] never runs the baseline's copy; one copy (K = 1) keeps a second mode
+ * copy for the [A/A]. */
+static void test_copy_rotation(void **state) {
+    (void)state;
+    for (int k = 1; k <= BENCH_MAX_COPIES; k++) {
+        bench_copy_plan p = bench_copy_plan_of(k);
+        assert_int_equal(p.k, k);
+        assert_int_equal(p.m, k < 2 ? 2 : k);
+        int seen[BENCH_MAX_COPIES][BENCH_MAX_COPIES] = {{0}};
+        for (int r = 0; r < k * k; r++) {
+            int mine = bench_copy_mine(p, r), opt = bench_copy_opt(p, r), aa = bench_copy_aa(p, r);
+            assert_true(mine >= 0 && mine < p.k && opt >= 0 && opt < p.k);
+            assert_true(aa >= 0 && aa < p.m && aa != mine);
+            seen[mine][opt]++;
+        }
+        for (int i = 0; i < k; i++)
+            for (int j = 0; j < k; j++)
+                assert_int_equal(seen[i][j], 1);
+    }
+    /* K = 3 over the full run's first rounds, as bench/README.md gives them. */
+    bench_copy_plan three = bench_copy_plan_of(3);
+    const int mine[9] = {0, 1, 2, 0, 1, 2, 0, 1, 2}, opt[9] = {0, 1, 2, 1, 2, 0, 2, 0, 1};
+    for (int r = 0; r < 9; r++) {
+        assert_int_equal(bench_copy_mine(three, r), mine[r]);
+        assert_int_equal(bench_copy_opt(three, r), opt[r]);
+        assert_int_equal(bench_copy_aa(three, r), (mine[r] + 1) % 3);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_interval_20_rounds_floor),
@@ -212,6 +242,7 @@ int main(void) {
         cmocka_unit_test(test_suspect_interval_below_one),
         cmocka_unit_test(test_skewed_below_095_wide),
         cmocka_unit_test(test_ns_op_cutoff),
+        cmocka_unit_test(test_copy_rotation),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

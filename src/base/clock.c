@@ -12,12 +12,6 @@ lp_clock_state lp_clock;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static char g_description[128] = "undecided (no event stamped yet)";
 
-static uint64_t monotonic_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 #if LP_CLOCK_HAS_TSC
 /* The kernel's own clocksource: it keeps time with the TSC only when the counter is invariant
  * and in step across CPUs (its checks at boot and its watchdog), which is what lets an event
@@ -37,9 +31,9 @@ static int kernel_clocksource(char *out, size_t size) {
 static void anchor(uint64_t *tsc, uint64_t *ns) {
     uint64_t narrowest = UINT64_MAX;
     for (int i = 0; i < 8; i++) {
-        uint64_t a = monotonic_ns();
+        uint64_t a = lp_monotonic_ns();
         uint64_t t = __rdtsc();
-        uint64_t b = monotonic_ns();
+        uint64_t b = lp_monotonic_ns();
         if (b - a < narrowest) {
             narrowest = b - a;
             *tsc = t;
@@ -106,7 +100,7 @@ uint64_t lp_now_ns_slow(void) {
 #if LP_CLOCK_HAS_TSC
     if (__atomic_load_n(&lp_clock.source, __ATOMIC_ACQUIRE) == LP_CLOCK_TSC) return lp_now_ns();
 #endif
-    return monotonic_ns();
+    return lp_monotonic_ns();
 }
 
 const char *lp_clock_source(void) {

@@ -41,6 +41,13 @@ uint64_t lp_now_ns_slow(void);
 /* The source in use after the first read ("tsc" or "monotonic"), for reports and benchmarks. */
 const char *lp_clock_source(void);
 
+/* CLOCK_MONOTONIC in ns: the fallback source, and what the TSC is calibrated against. */
+static inline uint64_t lp_monotonic_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 static inline uint64_t lp_now_ns(void) {
 #if LP_CLOCK_HAS_TSC
     if (__builtin_expect(__atomic_load_n(&lp_clock.source, __ATOMIC_ACQUIRE) == LP_CLOCK_TSC, 1)) {
@@ -49,11 +56,8 @@ static inline uint64_t lp_now_ns(void) {
         return lp_clock.base_ns + (uint64_t)(int64_t)(((__int128)ticks * lp_clock.mult) >> 32);
     }
 #endif
-    if (__atomic_load_n(&lp_clock.source, __ATOMIC_ACQUIRE) == LP_CLOCK_MONOTONIC) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-    }
+    if (__atomic_load_n(&lp_clock.source, __ATOMIC_ACQUIRE) == LP_CLOCK_MONOTONIC)
+        return lp_monotonic_ns();
     return lp_now_ns_slow();
 }
 
