@@ -26,12 +26,6 @@
 #define WARMUP(mode) ((mode) == LP_MODE_HOOKS ? 1 : 3)
 #define ITERATIONS 2
 
-#if defined(__SANITIZE_ADDRESS__)
-#define LP_DRIVER_SLACK_NS 20000.0
-#else
-#define LP_DRIVER_SLACK_NS 5000.0
-#endif
-
 /* ---- helpers --------------------------------------------------------------------------------- */
 
 typedef struct model_case {
@@ -75,31 +69,65 @@ static const char *mode_name(lp_mode m) {
 
 /* ---- the checks ------------------------------------------------------------------------------ */
 
-/* The root's total lies inside the driver's own timing of the same forwards, less what the
- * driver itself does around a forward (inputs, the root frame's entry): a few us, so within 5%
- * on every model of tens of us and more, a fixed 5 us per forward on the tiny pattern models (a
- * 25 us forward), 20 us under the sanitizers (measured: up to 9 us). *ratio: root / driver. */
-static int root_within_driver(uint64_t root, uint64_t driver_ns, double *ratio) {
-    double slack = 0.05 * (double)driver_ns;
-    if (slack < LP_DRIVER_SLACK_NS * ITERATIONS) slack = LP_DRIVER_SLACK_NS * ITERATIONS;
-    *ratio = driver_ns ? (double)root / (double)driver_ns : 0.0;
-    return root <= driver_ns && (double)root >= (double)driver_ns - slack;
-}
+/* Time outside the root frame: the driver's timing of a forward (shim/model.cpp: from the call into
+ * TorchScript until it and its tasks are done) less the root frame's total of that forward. The
+ * root's reads of the clock lie between the driver's, so this is never negative. In markers mode
+ * the root frame is opened and closed with the driver's own two reads: it is 0 by construction.
+ * In hooks mode it is the interpreter's work before libtorch's entry hook and after the exit
+ * hook: measured on an idle machine (the least over 12 forwards, libtorch 1.13), 0.5-1 us on
+ * the small models and 15-25 us on resnet18, mobilenet_v2 and alexnet, where the interpreter
+ * frees the forward's frame after the root's exit hook.
+ *
+ * One forward's gap is a duration the machine's load can stretch at will (a preemption or a
+ * burst of page faults inside it: seen in CI, 12 us of 184 us on pat_traced). So the test judges
+ * the least gap over GAP_FORWARDS forwards: to fail, an interruption would have to land inside
+ * that window in every one of them, while a root frame that starts late or ends early does so
+ * in every forward. The bound is the old rule's, 5 us (20 us under the sanitizers) plus 5% of
+ * the least forward: 9 times the least gap on the small models, 60 on the large ones. The same
+ * for the synced time (the forward until its device work is done; on the CPU only the shim's
+ * return): its least excess over the driver's time, measured 0.15-6 us. */
+#define GAP_FORWARDS 12
+#if defined(__SANITIZE_ADDRESS__)
+#define GAP_FIXED_NS 20000u
+#else
+#define GAP_FIXED_NS 5000u
+#endif
+#define SYNC_GAP_BOUND_NS 100000u
 
-/* The same, measured on a fresh session of the model: for a second reading when the first was
- * off. The property is systematic (a root frame that starts late or ends early does so in every
- * forward); the measurement is two forwards on a shared machine, where one interruption outside
- * the root frame, a preemption or a burst of page faults, is 20% of it (seen once in CI: ratio
- * 0.80 on pat_structured, 0.99 on its next three runs). */
-static int root_within_driver_again(const char *model, lp_mode mode, double *ratio) {
-    lp_session *s = open_and_run(model, mode, 0);
-    lp_node_info root;
-    lp_run_info ri;
-    assert_int_equal(lp_session_node(s, 0, &root), LP_OK);
-    assert_int_equal(lp_session_run_info(s, &ri), LP_OK);
-    int ok = root_within_driver(root.raw_total_ns, ri.driver_ns, ratio);
-    lp_session_close(s);
-    return ok;
+typedef struct forward_gaps {
+    uint64_t outside_root; /* the least driver - root of one forward */
+    uint64_t sync_excess;  /* the least synced - driver of one forward */
+    uint64_t driver;       /* the least driver time of one forward */
+} forward_gaps;
+
+/* Runs GAP_FORWARDS single forwards on `s` and returns the least gaps; fails the test on a gap
+ * that is negative in any forward (the root's reads lie inside the driver's, structurally). */
+static forward_gaps least_forward_gaps(lp_session *s) {
+    forward_gaps g = {UINT64_MAX, UINT64_MAX, UINT64_MAX};
+    for (int i = 0; i < GAP_FORWARDS; i++) {
+        lp_run_info before, after;
+        lp_node_info root_before, root_after;
+        assert_int_equal(lp_session_run_info(s, &before), LP_OK);
+        assert_int_equal(lp_session_node(s, 0, &root_before), LP_OK);
+        assert_int_equal(lp_session_forward(s, NULL, NULL), LP_OK);
+        assert_int_equal(lp_session_step(s), LP_OK);
+        assert_int_equal(lp_session_run_info(s, &after), LP_OK);
+        assert_int_equal(lp_session_node(s, 0, &root_after), LP_OK);
+        assert_int_equal(after.iterations, before.iterations + 1);
+        uint64_t driver = after.driver_ns - before.driver_ns;
+        uint64_t synced = after.synced_ns - before.synced_ns;
+        uint64_t root = root_after.raw_total_ns - root_before.raw_total_ns;
+        if (root > driver)
+            fail_msg("forward %d: root frame %llu ns longer than the driver's %llu ns", i,
+                     (unsigned long long)root, (unsigned long long)driver);
+        if (synced < driver)
+            fail_msg("forward %d: synced %llu ns shorter than the driver's %llu ns", i,
+                     (unsigned long long)synced, (unsigned long long)driver);
+        if (driver - root < g.outside_root) g.outside_root = driver - root;
+        if (synced - driver < g.sync_excess) g.sync_excess = synced - driver;
+        if (driver < g.driver) g.driver = driver;
+    }
+    return g;
 }
 
 static void check_model(void **state) {
@@ -235,15 +263,30 @@ static void check_model(void **state) {
     if (nodes[0].raw_calls != ITERATIONS)
         BAD("root called %llu times in %d iterations", (unsigned long long)nodes[0].raw_calls,
             ITERATIONS);
-    double ratio, again;
-    if (!root_within_driver(root, ri.driver_ns, &ratio)) {
-        print_message("note: %s/%s: root/driver %.4f; measuring a fresh session once more\n",
-                      mc->model, mode_name(mc->mode), ratio);
-        if (!root_within_driver_again(mc->model, mc->mode, &again))
-            BAD("root total %llu ns not within the driver's %llu ns less 5%% or 5 us a forward "
-                "(ratio %.4f, and %.4f measured again)",
-                (unsigned long long)root, (unsigned long long)ri.driver_ns, ratio, again);
-    }
+    /* The root frame covers the forward: its total lies inside the driver's timing of the same
+     * forwards (nested reads of one clock), and the least time outside it over many forwards is
+     * the interpreter's call set-up, not a part of the model (see least_forward_gaps). */
+    if (root > ri.driver_ns)
+        BAD("root total %llu ns > the driver's %llu ns", (unsigned long long)root,
+            (unsigned long long)ri.driver_ns);
+    forward_gaps g = least_forward_gaps(s);
+    print_message("note: %s/%s: least time outside the root frame %llu ns, least sync excess "
+                  "%llu ns, over %d forwards\n",
+                  mc->model, mode_name(mc->mode), (unsigned long long)g.outside_root,
+                  (unsigned long long)g.sync_excess, GAP_FORWARDS);
+    if (mc->mode != LP_MODE_HOOKS && g.outside_root != 0)
+        BAD("%s mode: the root frame is the driver's own reads, yet %llu ns lie outside it",
+            mode_name(mc->mode), (unsigned long long)g.outside_root);
+    uint64_t gap_bound = GAP_FIXED_NS + g.driver / 20;
+    if (g.outside_root > gap_bound)
+        BAD("at least %llu ns of every one of %d forwards lie outside the root frame (bound "
+            "%llu ns: 5%% of the least forward, %llu ns, plus %u ns)",
+            (unsigned long long)g.outside_root, GAP_FORWARDS, (unsigned long long)gap_bound,
+            (unsigned long long)g.driver, GAP_FIXED_NS);
+    if (g.sync_excess > SYNC_GAP_BOUND_NS)
+        BAD("the synced time exceeds the driver's by at least %llu ns in each of %d forwards "
+            "(bound %u): on the CPU there is nothing to wait for",
+            (unsigned long long)g.sync_excess, GAP_FORWARDS, SYNC_GAP_BOUND_NS);
 #undef BAD
 
     free(covered_sum);
@@ -308,9 +351,9 @@ static void run_twice(void **state) {
     assert_int_equal(info.raw_calls, 2 * ITERATIONS);
     assert_true(info.calls == 1.0);
     assert_true(info.raw_total_ns <= ri.driver_ns);
-    /* Until the device work was done: on the CPU the same forwards, a little later. */
+    /* Until the device work was done: never shorter than the driver's time (nested reads of one
+     * clock). How little longer it is on the CPU is judged over many forwards (check_model). */
     assert_true(ri.synced_ns >= ri.driver_ns);
-    assert_true(ri.synced_ns < ri.driver_ns + ri.driver_ns / 2 + 2 * ITERATIONS * 1000000ull);
     lp_session_close(s);
 }
 
