@@ -14,6 +14,7 @@ if [ $# -ne 2 ]; then
 fi
 LP=$1
 MODELS=$2
+HERE=$(cd "$(dirname "$0")" && pwd)
 [ -x "$LP" ] || { echo "not executable: $LP" >&2; exit 1; }
 for m in nested resnet18; do
     [ -f "$MODELS/$m.pt" ] || { echo "missing $MODELS/$m.pt (build the 'models' target)" >&2; exit 1; }
@@ -284,13 +285,10 @@ for sig in INT TERM; do
     checks=$((checks + 1))
     want_rc=$([ $sig = INT ] && echo 130 || echo 143)
     rm -f "$TMP/int.json" "$TMP/int.txt"
-    "$LP" "$NESTED" --iterations 10000000 --format json --output "$TMP/int.json" \
-        --format tree --output "$TMP/int.txt" >"$OUT" 2>"$ERR" </dev/null &
-    pid=$!
-    # the run is under way once the warm-up is done: give it a moment past the model's load
-    sleep 5
-    kill -s $sig $pid
-    wait $pid
+    # The signal goes once the run's progress line shows a profiled iteration done: an event of
+    # the run, not a sleep that a loaded machine can outlast while the model loads.
+    python3 "$HERE/signal_mid_run.py" $sig "$ERR" "$LP" "$NESTED" --iterations 10000000 \
+        --format json --output "$TMP/int.json" --format tree --output "$TMP/int.txt" >"$OUT"
     rc=$?
     if [ "$rc" -eq "$want_rc" ] && [ ! -s "$ERR" ] &&
         python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); r=d["run"]
@@ -473,17 +471,19 @@ expect_error "--path blok" 2 "blok.*did you mean 'block'" -- "$NESTED" --path bl
 expect_error "--path block.bdy" 2 "block\.bdy.*did you mean 'block\.body'" -- "$NESTED" --path block.bdy
 
 # ---- unwritable outputs: fail before the model runs ---------------------------------------------------
-# 10,000,000 iterations of resnet18 would take days: finishing within the timeout proves the output
-# was checked before any forward ran.
-expect_error "--output /proc/nonexistent/x.txt" 1 "/proc/nonexistent/x\.txt" 30 -- \
+# 10,000,000 iterations of resnet18 would take days: finishing within the limit proves the output
+# was checked before any forward ran. The limit (120 s, as for every run here) is hours short of
+# a run that started, and far past a refusal (under a second idle; a loaded machine under the
+# sanitizers takes several times that), so the machine's load cannot decide it.
+expect_error "--output /proc/nonexistent/x.txt" 1 "/proc/nonexistent/x\.txt" 120 -- \
     "$RESNET" --iterations 10000000 --output /proc/nonexistent/x.txt
-expect_error "--output / (a directory)" 1 "'/'" 30 -- \
+expect_error "--output / (a directory)" 1 "'/'" 120 -- \
     "$RESNET" --iterations 10000000 --output /
 
 # ---- inputs too large to allocate: a clear message, no OOM kill --------------------------------------
-expect_error "--input 100000x100000x1000" 1 "memory" 60 -- \
+expect_error "--input 100000x100000x1000" 1 "memory" 120 -- \
     "$NESTED" --input 100000x100000x1000
-expect_error "--input 2^62 bytes" 1 "memory" 60 -- \
+expect_error "--input 2^62 bytes" 1 "memory" 120 -- \
     "$NESTED" --input 1073741824x1073741824x4
 
 # ---- --format and --output pair up in order --------------------------------------------------------
@@ -541,14 +541,14 @@ for entry in "${BAD_NAMES[@]}"; do
     IFS='|' read -r flag value yaml regex <<<"$entry"
     for f in "${FORMATS[@]}"; do
         rm -f "$TMP/out.$f"
-        expect_error "--$flag $value, --format $f" 2 "^layerprof: error: --$flag $regex\$" 30 -- \
+        expect_error "--$flag $value, --format $f" 2 "^layerprof: error: --$flag $regex\$" 120 -- \
             "$RESNET" --iterations 10000000 --"$flag" "$value" --format "$f" --output "$TMP/out.$f"
         [ -e "$TMP/out.$f" ] && fail "--$flag $value, --format $f: $TMP/out.$f was created"
         cli_body=$(body_of "$ERR")
         printf 'model: %s\n%s\niterations: 10000000\noutputs: [{format: %s, file: "%s"}]\n' \
             "$RESNET" "$yaml" "$f" "$TMP/out.$f" >"$TMP/bad.yaml"
         checks=$((checks + 1))
-        run 30 -- --config "$TMP/bad.yaml"
+        run 120 -- --config "$TMP/bad.yaml"
         if [ "$rc" -eq 2 ] && [ ! -s "$OUT" ] && [ ! -e "$TMP/out.$f" ] &&
             head -n 1 "$ERR" | grep -Eq "^layerprof: error: $TMP/bad\.yaml:2:[0-9]+: " &&
             [ "$(body_of "$ERR")" = "$cli_body" ]; then
@@ -563,14 +563,14 @@ done
 for f in "${FORMATS[@]}"; do
     rm -f "$TMP/out.$f" "$TMP/bad.out"
     expect_error "--format xml beside --format $f" 2 \
-        "^layerprof: error: --format must be tree, json, csv, markdown, trace, html, summary or openmetrics, got 'xml'" 30 -- \
+        "^layerprof: error: --format must be tree, json, csv, markdown, trace, html, summary or openmetrics, got 'xml'" 120 -- \
         "$RESNET" --iterations 10000000 --format "$f" --output "$TMP/out.$f" --format xml --output "$TMP/bad.out"
     [ -e "$TMP/out.$f" ] || [ -e "$TMP/bad.out" ] && fail "--format xml beside --format $f: a file was created"
     cli_body=$(body_of "$ERR")
     printf 'model: %s\niterations: 10000000\noutputs: [{format: %s, file: "%s"}, {format: xml}]\n' \
         "$RESNET" "$f" "$TMP/out.$f" >"$TMP/bad.yaml"
     checks=$((checks + 1))
-    run 30 -- --config "$TMP/bad.yaml"
+    run 120 -- --config "$TMP/bad.yaml"
     if [ "$rc" -eq 2 ] && [ ! -e "$TMP/out.$f" ] && head -n 1 "$ERR" | grep -q "bad\.yaml:3:[0-9]*: 'format' " &&
         [ "$(body_of "$ERR")" = "$cli_body" ]; then
         ok "the same in a file: $(head -n 1 "$ERR" | head -c 160)"
@@ -580,22 +580,22 @@ for f in "${FORMATS[@]}"; do
     fi
 done
 # Sampling and the exposition's depth: out of range is a usage error, before anything runs.
-expect_error "--sample-every 0" 2 "^layerprof: error: --sample-every must be an integer >= 1, got '0'\$" 30 -- \
+expect_error "--sample-every 0" 2 "^layerprof: error: --sample-every must be an integer >= 1, got '0'\$" 120 -- \
     "$RESNET" --iterations 10000000 --sample-every 0
-expect_error "--sample-every -3" 2 "^layerprof: error: --sample-every must be an integer >= 1, got '-3'\$" 30 -- \
+expect_error "--sample-every -3" 2 "^layerprof: error: --sample-every must be an integer >= 1, got '-3'\$" 120 -- \
     "$RESNET" --iterations 10000000 --sample-every -3
 for p in 0 1.5 -0.1 nan inf 0x1p-3 abc; do
     expect_error "--sample-probability $p" 2 \
-        "^layerprof: error: --sample-probability must be a number in \\(0, 1\\], got '$p'\$" 30 -- \
+        "^layerprof: error: --sample-probability must be a number in \\(0, 1\\], got '$p'\$" 120 -- \
         "$RESNET" --iterations 10000000 --sample-probability "$p"
 done
-expect_error "--sample-budget 0.9" 2 "^layerprof: error: --sample-budget must be a number in \\[0, 0.5\\], got '0.9'\$" 30 -- \
+expect_error "--sample-budget 0.9" 2 "^layerprof: error: --sample-budget must be a number in \\[0, 0.5\\], got '0.9'\$" 120 -- \
     "$RESNET" --iterations 10000000 --sample-budget 0.9
-expect_error "--metrics-depth -2" 2 "^layerprof: error: --metrics-depth must be an integer >= -1 \\(-1: no limit\\), got '-2'\$" 30 -- \
+expect_error "--metrics-depth -2" 2 "^layerprof: error: --metrics-depth must be an integer >= -1 \\(-1: no limit\\), got '-2'\$" 120 -- \
     "$RESNET" --iterations 10000000 --metrics-depth -2
 printf 'model: %s\niterations: 10000000\nsample_probability: 2\n' "$RESNET" >"$TMP/bad.yaml"
 checks=$((checks + 1))
-run 30 -- --config "$TMP/bad.yaml"
+run 120 -- --config "$TMP/bad.yaml"
 if [ "$rc" -eq 2 ] && head -n 1 "$ERR" |
     grep -q "bad\.yaml:3:[0-9]*: 'sample_probability' must be a number in (0, 1\], got '2'"; then
     ok "the same in a file: $(head -n 1 "$ERR" | head -c 160)"
@@ -604,7 +604,7 @@ else
     show
 fi
 
-expect_error "--format json:x" 2 "--format must be tree, json, csv, markdown, trace, html, summary or openmetrics, got 'json:x'" 30 -- \
+expect_error "--format json:x" 2 "--format must be tree, json, csv, markdown, trace, html, summary or openmetrics, got 'json:x'" 120 -- \
     "$RESNET" --iterations 10000000 --format json:x
 
 # ---------------------------------------------------------------------------------------------------
