@@ -3,7 +3,7 @@
 add_executable(test_regions_api ${CMAKE_CURRENT_SOURCE_DIR}/test_regions_api.c)
 target_compile_options(test_regions_api PRIVATE ${LP_WARNINGS})
 target_compile_definitions(test_regions_api PRIVATE LP_MODELS_DIR="${LP_MODELS_DIR}")
-target_link_libraries(test_regions_api PRIVATE liblayerprof PkgConfig::CMOCKA PkgConfig::JANSSON)
+target_link_libraries(test_regions_api PRIVATE liblayerprof PkgConfig::CMOCKA PkgConfig::JANSSON m)
 if(TARGET models)
   add_dependencies(test_regions_api models)
 endif()
