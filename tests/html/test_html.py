@@ -67,7 +67,8 @@ try:
     check(conv.is_displayed(), "a known module (layer1.0.conv1) renders")
     conv_width = width(conv)
     layer1, layer2 = cell(driver, "layer1"), cell(driver, "layer2")
-    check(0 < width(layer1) < width(box), "layer1 is part of the root's width")
+    layer1_width = width(layer1)
+    check(0 < layer1_width < width(box), "layer1 is part of the root's width")
     check(layer1.rect["y"] > root.rect["y"], "children sit below their parent")
 
     # Hover: the tooltip shows the module's figures.
@@ -92,7 +93,14 @@ try:
           "clicking layer1 zooms into it")
     check(abs(width(layer1) - width(box)) <= 3, "the zoomed module spans the view")
     check(not layer2.is_displayed(), "a module outside it (layer2) is hidden")
-    check(width(conv) > conv_width * 1.5, "its children widen (%.0f -> %.0f px)" % (conv_width, width(conv)))
+    # Its children widen by the zoom's factor, the view's width over layer1's: a relation of the
+    # layout, whatever share of the time layer1 took in this run (the machine's load decides that).
+    # Selenium's widths are whole pixels: conv's +-1 px grows by the factor too.
+    factor = width(box) / layer1_width
+    want = conv_width * factor
+    check(abs(width(conv) - want) <= 2 * (1 + factor),
+          "its children widen by the zoom's factor (%.1f -> %.1f px, want %.1f)"
+          % (conv_width, width(conv), want))
     crumbs = driver.find_element(By.ID, "crumbs").text
     check("ResNet" in crumbs and "layer1" in crumbs, "the breadcrumb shows the zoom (%r)" % crumbs)
     driver.save_screenshot(os.path.join(OUT, "zoom.png"))
