@@ -38,7 +38,8 @@ static void the_source_is_decided_by_the_first_read(void **state) {
 }
 
 /* Read between two CLOCK_MONOTONIC reads, the clock lies between them, to within the
- * calibration's error over the time since (1e-5 of a few seconds at most: 100 us is lenient). */
+ * calibration's error over the time since (1e-5 of a few seconds at most: 100 us is lenient).
+ * Load cannot fail it: a preemption only widens the bracket, the order of the reads holds. */
 static void it_reads_what_clock_monotonic_reads(void **state) {
     (void)state;
     for (int i = 0; i < 1000; i++) {
@@ -51,7 +52,9 @@ static void it_reads_what_clock_monotonic_reads(void **state) {
 }
 
 /* The clock read between two CLOCK_MONOTONIC reads taken within 20 us (a thread preempted between
- * them, as on a loaded CI machine, tries again), and their midpoint. */
+ * them, as on a loaded CI machine, tries again), and their midpoint. The retry is what keeps the
+ * machine's load out of the test: it fails only when 1000 pairs in a row were each interrupted
+ * for over 20 us, while a pair takes well under 1 us. */
 static void read_pair(uint64_t *t, uint64_t *m) {
     for (int i = 0; i < 1000; i++) {
         uint64_t a = monotonic_ns();
@@ -64,7 +67,8 @@ static void read_pair(uint64_t *t, uint64_t *m) {
 }
 
 /* Durations: 50 ms of sleep measured by both clocks agree to 0.1% (the TSC's rate was measured
- * to about 1e-5), plus the pairs' own 20 us. */
+ * to about 1e-5), plus the pairs' own 20 us. Both clocks time the same interval, so how long the
+ * sleep really lasts under load does not matter; only the pairs' width does (read_pair). */
 static void its_durations_are_clock_monotonic_durations(void **state) {
     (void)state;
     uint64_t t0, m0, t1, m1;

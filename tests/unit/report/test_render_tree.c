@@ -400,8 +400,8 @@ static void bad_depth_and_top_are_invalid(void **state) {
 
 /* Scale ---------------------------------------------------------------------------------------- */
 
-/* 10,000 modules (100 blocks of 99 layers) must render in linear time: well under a second. */
-static void ten_thousand_modules_render_quickly_and_add_up(void **state) {
+/* 10,000 modules (100 blocks of 99 layers) render, and the figures add up at that size. */
+static void ten_thousand_modules_render_and_add_up(void **state) {
     (void)state;
     lp_tree t;
     lp_tree_init(&t);
@@ -423,12 +423,12 @@ static void ten_thousand_modules_render_quickly_and_add_up(void **state) {
     ran(&t, root, 1, all, 0);
     assert_int_equal(t.n_nodes, 10001);
 
-    clock_t start = clock();
+    /* How fast it renders is the bench's to say (bench_core.c, "tree size": per module at 1k,
+     * 10k and 100k, side by side), where noise is reported; a test here would judge one
+     * duration that the machine's load decides. */
     int rc;
     char *text = render(&t, NULL, &rc);
-    double seconds = (double)(clock() - start) / CLOCKS_PER_SEC;
     assert_int_equal(rc, LP_OK);
-    assert_true(seconds < 2.0);
     assert_non_null(strstr(text, "\n└── b99  | 1.000us        | 100.000us "));
     assert_non_null(strstr(text, "\nTotal    | 10.000ms       | 10.000ms  |\n"));
     free(text);
@@ -465,7 +465,7 @@ int main(void) {
         cmocka_unit_test(an_unknown_sort_key_fails_naming_the_closest_id),
         cmocka_unit_test(a_column_id_far_from_all_lists_every_id),
         cmocka_unit_test(bad_depth_and_top_are_invalid),
-        cmocka_unit_test(ten_thousand_modules_render_quickly_and_add_up),
+        cmocka_unit_test(ten_thousand_modules_render_and_add_up),
         cmocka_unit_test(a_very_deep_chain_renders_without_recursion),
     };
     return golden_cases_main("render_tree", lp_render_tree, cases, sizeof cases / sizeof cases[0],
