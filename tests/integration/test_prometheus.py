@@ -96,10 +96,13 @@ scrape_configs:
         # up yet) says it scrapes it every second from now, the run included.
         su.wait_for("the first scrape", lambda: query(f'up{{job="{job}"}}'), 60, prom, prom_log)
 
-        # Forwards at 20 a second: the run spans a few scrapes, so rate() sees it grow.
+        # Forwards at 5 a second: the run spans a dozen scrapes (more on a slow machine, whose
+        # forwards only take longer), so rate() sees it grow unless every one of them failed.
+        # One scrape would be a bet on the scheduler; a dozen is not (each scrape has 1 s to
+        # render a few kB).
         serve_log = os.path.join(work, "serve.log")
         server = procs.start([serve, model, "--input", shape, "--sample-every", "1",
-                              "--port", str(serve_port), "--threads", "2", "--rate", "20",
+                              "--port", str(serve_port), "--threads", "2", "--rate", "5",
                               "--forwards", str(FORWARDS)], serve_log)
         su.wait_for("the forwards", lambda: su.log_has(serve_log, "forwards done"), 90, server,
                     serve_log)
@@ -114,8 +117,10 @@ scrape_configs:
         # A few scrapes after the figures stopped moving: the last sample Prometheus took of
         # the target is then at least 5 s past the stable point, so that the recording rule's
         # value 2 s before it (the "grew most" query's offset) is from a final scrape too.
+        # A scrape counts only when it succeeded (up == 1): one that timed out under load leaves
+        # the series stale at its time, so the test waits for the next good one.
         def scraped_after():
-            r = query(f'timestamp(up{{job="{job}"}})')
+            r = query(f'timestamp(up{{job="{job}"}} == 1)')
             return r and float(r[0]["value"][1]) > stable_since + 5 and float(r[0]["value"][1])
         last_scrape = su.wait_for("five scrapes after the forwards", scraped_after, 60, prom,
                                   prom_log)
