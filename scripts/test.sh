@@ -5,9 +5,10 @@ cd "$(dirname "$0")/.."
 scripts/setup.sh --torch2 --test
 
 status=0
-run_suite() { # NAME DIR
+run_suite() { # NAME DIR [ENV_FILE: sourced for this suite only]
   echo "=== $1: ctest in $2"
-  if ! ctest --test-dir "$2" --output-on-failure --timeout 900; then
+  if ! ( if [ -n "${3:-}" ]; then source "$3"; fi
+         ctest --test-dir "$2" --output-on-failure --timeout 900 ); then
     echo "=== $1: FAILED"; status=1
   fi
 }
@@ -28,10 +29,7 @@ fi
 
 # ASan + UBSan over the whole suite (the shim keeps NDEBUG: see shim/CMakeLists.txt).
 scripts/build.sh build-asan debian -DLP_SANITIZE=ON -DLP_EXPORT_MODELS=OFF
-ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
-LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp:print_suppressions=0 \
-UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  run_suite "ASan+UBSan (libtorch 1.13)" build-asan
+run_suite "ASan+UBSan (libtorch 1.13)" build-asan scripts/sanitizer_env.sh
 
 # ThreadSanitizer over the live session: 4 threads of forwards and a reader (docs/sampling.md).
 echo "=== ThreadSanitizer: the live-session test"
