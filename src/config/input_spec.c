@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "base/suggest.h"
 #include "config/dtype.h"
 #include "config/input_spec.h"
 #include "layerprof.h"
@@ -77,6 +78,37 @@ int lp_parse_finite(const char *s, size_t len, double *out) {
     return 1;
 }
 
+/* The canonical name closest to s[0..len) among `names`, or NULL (suggest.h's rule). */
+static const char *closest_of(const char *s, size_t len, const char *const *names, size_t n) {
+    char word[64];
+    if (len >= sizeof word) return NULL;
+    memcpy(word, s, len);
+    word[len] = '\0';
+    return lp_closest(word, names, n);
+}
+
+static const char *closest_dtype(const char *s, size_t len) {
+    const char *names[LP_DTYPE_BOOL + 1];
+    for (int d = 0; d <= LP_DTYPE_BOOL; d++)
+        names[d] = lp_dtype_name((lp_dtype)d);
+    return closest_of(s, len, names, LP_DTYPE_BOOL + 1);
+}
+
+static const char *const fill_words[] = {"random", "zeros", "ones"};
+
+/* The config file's message for the same word (yaml_entries.c: read_dtype): "unknown dtype 'X';
+ * did you mean 'Y'?" where a dtype is close, else the list. */
+static int unknown_dtype(const char *whole, const char *s, size_t len) {
+    const char *near = closest_dtype(s, len);
+    if (near)
+        return lp_error_set(LP_ERR_INVALID, "input '%s': unknown dtype '%.*s'; did you mean '%s'?",
+                            whole, (int)len, s, near);
+    return lp_error_set(LP_ERR_INVALID,
+                        "input '%s': unknown dtype '%.*s' (float32, float64, float16, bfloat16, "
+                        "int64, int32, int16, int8, uint8, bool)",
+                        whole, (int)len, s);
+}
+
 static int parse_fill(const char *s, size_t len, lp_input_spec *out, const char *whole) {
 #define IS(word) (len == strlen(word) && strncmp(s, word, len) == 0)
     if (IS("random") || IS("rand"))
@@ -94,11 +126,17 @@ static int parse_fill(const char *s, size_t len, lp_input_spec *out, const char 
             }
         double lo, hi;
         if (!dots || !lp_parse_finite(s, (size_t)(dots - s), &lo) ||
-            !lp_parse_finite(dots + 2, len - (size_t)(dots - s) - 2, &hi))
+            !lp_parse_finite(dots + 2, len - (size_t)(dots - s) - 2, &hi)) {
+            const char *near = closest_of(s, len, fill_words, 3);
+            if (near)
+                return lp_error_set(LP_ERR_INVALID,
+                                    "input '%s': unknown fill '%.*s'; did you mean '%s'?", whole,
+                                    (int)len, s, near);
             return lp_error_set(
                 LP_ERR_INVALID,
                 "input '%s': unknown fill '%.*s' (random, zeros, ones, or a range LO..HI)", whole,
                 (int)len, s);
+        }
         if (!(lo < hi))
             return lp_error_set(LP_ERR_INVALID, "input '%s': empty range %.*s", whole, (int)len, s);
         out->fill = LP_FILL_RANDOM;
@@ -154,10 +192,13 @@ int lp_input_spec_parse(const char *text, lp_input_spec *out) {
         if (lp_dtype_from_name(f[1], fl[1], &out->dtype)) {
             next = 2;
         } else if (n == 3) {
-            return lp_error_set(LP_ERR_INVALID,
-                                "input '%s': unknown dtype '%.*s' (float32, float64, float16, "
-                                "bfloat16, int64, int32, int16, int8, uint8, bool)",
-                                text, (int)fl[1], f[1]);
+            return unknown_dtype(text, f[1], fl[1]);
+        } else if (fl[1] >= 4 && closest_dtype(f[1], fl[1])) {
+            /* SHAPE:WORD is a dtype or a fill: a word that is neither but close to a dtype
+             * ("float33") is a dtype's typo, whatever the fill parser would say of it. Short
+             * words are close to too much ("foo" to "bool") to guess. */
+            lp_input_spec probe = *out;
+            if (parse_fill(f[1], fl[1], &probe, text)) return unknown_dtype(text, f[1], fl[1]);
         }
     }
     if (next < n) {

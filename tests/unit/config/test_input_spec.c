@@ -161,6 +161,20 @@ static void test_unknown_dtypes_and_fills_are_rejected(void **state) {
     ASSERT_REJECTED(lp_input_spec_parse, "1x2:float32:zeros:more", "too many ':' fields");
 }
 
+/* A typo gets the config file's message for the same word (test_yaml_entries.c:
+ * unknown_dtype_suggests_a_dtype), whether the word stands where a dtype or a fill may. */
+static void typos_get_the_config_files_suggestion(void **state) {
+    (void)state;
+    ASSERT_REJECTED(lp_input_spec_parse, "1x3x224x224:float33",
+                    "input '1x3x224x224:float33': unknown dtype 'float33'; did you mean "
+                    "'float32'?");
+    ASSERT_REJECTED(lp_input_spec_parse, "1x2:int46:zeros",
+                    "unknown dtype 'int46'; did you mean 'int16'?");
+    ASSERT_REJECTED(lp_input_spec_parse, "1x2:zeroes", "unknown fill 'zeroes'; did you mean 'zeros'?");
+    ASSERT_REJECTED(lp_input_spec_parse, "1x2:int64:rnadom",
+                    "unknown fill 'rnadom'; did you mean 'random'?");
+}
+
 static void test_random_integer_inputs_without_a_range_are_rejected(void **state) {
     (void)state;
     ASSERT_REJECTED(lp_input_spec_parse, "1x32:int64", "random int64 values need a range");
@@ -391,6 +405,7 @@ int main(void) {
         cmocka_unit_test(test_eight_dimensions_are_allowed),
         cmocka_unit_test(test_malformed_shapes_are_rejected_with_the_reason),
         cmocka_unit_test(test_unknown_dtypes_and_fills_are_rejected),
+        cmocka_unit_test(typos_get_the_config_files_suggestion),
         cmocka_unit_test(test_random_integer_inputs_without_a_range_are_rejected),
         cmocka_unit_test(test_null_arguments_are_invalid),
         cmocka_unit_test(test_a_file_spec_reads_raw_data_of_a_shape),
