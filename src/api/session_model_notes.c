@@ -20,6 +20,17 @@ static void format_as(const char *id, double value, char *buf, size_t size) {
     if (!col || col->fmt(value, LP_UNITS_AUTO, buf, size) < 0) snprintf(buf, size, "%.0f", value);
 }
 
+/* FLOPs of the measured subtrees' tops, over all iterations: the root's when it was profiled. */
+static uint64_t selected_flops(const lp_tree *t) {
+    uint64_t sum = 0;
+    for (size_t i = 0; i < t->n_nodes; i++) {
+        const lp_tree_node *n = &t->nodes[i];
+        if (n->selected && (n->parent < 0 || !t->nodes[n->parent].selected))
+            sum += n->fig.flops_total;
+    }
+    return sum;
+}
+
 size_t session_model_notes(const lp_session *s, char (*lines)[256], size_t max) {
     if (max < 2 || !asks_for_model_figures(s) || !s->tree.n_nodes) return 0;
     const lp_figures *root = &s->tree.nodes[0].fig;
@@ -30,10 +41,18 @@ size_t session_model_notes(const lp_session *s, char (*lines)[256], size_t max) 
     int len =
         snprintf(lines[n], sizeof lines[n], "model: %s parameters, %s with buffers", params, bytes);
     if (s->flops && s->tree.iterations && len > 0 && (size_t)len < sizeof lines[n]) {
-        format_as("flops", (double)root->flops_total / (double)s->tree.iterations, flops,
+        /* The whole model's FLOPs when the root was profiled; with paths selected only the
+         * selected subtrees' ops were counted, and the line says so rather than call their sum
+         * the model's (issue: "0FLOPs per forward" with --path). */
+        int whole = s->tree.nodes[0].selected;
+        format_as("flops", (double)selected_flops(&s->tree) / (double)s->tree.iterations, flops,
                   sizeof flops);
+        size_t fl = strlen(flops);
+        const char *gap = fl && flops[fl - 1] >= '0' && flops[fl - 1] <= '9' ? " " : "";
         snprintf(lines[n] + len, sizeof lines[n] - (size_t)len,
-                 "; %sFLOPs per forward (2 per multiply-add)", flops);
+                 "; %s%sFLOPs per forward%s (2 per multiply-add%s)", flops, gap,
+                 whole ? "" : " in the selected modules",
+                 whole ? "" : "; the rest was not profiled");
     }
     n++;
     for (size_t i = 0; i < s->tree.n_nodes && n < max; i++)

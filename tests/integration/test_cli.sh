@@ -279,6 +279,20 @@ else
     fi
 fi
 
+# The model's FLOPs line describes the whole model, or says it sums the selection: with --path the
+# rest of the model was not profiled, and its FLOPs were not counted.
+checks=$((checks + 1))
+run -- "$RESNET" --columns self_cpu,flops "${FAST[@]}"
+whole=$(grep -o '; [0-9.]* [KMGT]FLOPs per forward (2 per multiply-add)$' "$OUT")
+run -- "$RESNET" --columns self_cpu,flops --path conv1 "${FAST[@]}"
+if [ "$rc" -eq 0 ] && [ -n "$whole" ] &&
+    grep -q '; [0-9.]* [KMGT]FLOPs per forward in the selected modules (2 per multiply-add; the rest was not profiled)$' "$OUT"; then
+    ok "the FLOPs line: the whole model's ($whole), or the selection's, labelled so, with --path"
+else
+    fail "the FLOPs line with --path conv1: exit $rc, whole model '$whole'"
+    grep -i flops "$OUT" | sed 's/^/      | /'
+fi
+
 # SIGINT and SIGTERM mid-run: the forward in progress finishes, every report is written from the
 # completed iterations and says it was interrupted, and the exit code is 128 + the signal.
 for sig in INT TERM; do
