@@ -120,12 +120,14 @@ static int get_self_flops(const lp_figures *fig, double iterations, double *out)
     return fig->calls > 0;
 }
 
-/* Achieved throughput: the module's own FLOPs over its own time (FLOPs per ns is GFLOP/s): the
- * device time of its own kernels when they were timed (CUDA), else its own CPU time. */
+/* Achieved throughput: the row's FLOPs over the row's time (FLOPs per ns is GFLOP/s), both over
+ * its whole subtree, so a parent row gives the rate of the work done inside it (its own ops are
+ * rarely any: a self-only rate read 0.00 on every parent) and a folded row that of everything it
+ * stands for. The device time of its kernels when they were timed (CUDA), else its CPU time. */
 static int get_gflops_per_s(const lp_figures *fig, double iterations, double *out) {
     (void)iterations;
-    uint64_t ns = fig->cuda_self_ns ? fig->cuda_self_ns : fig->self_ns;
-    *out = ns ? (double)fig->flops_self / (double)ns : 0.0;
+    uint64_t ns = fig->cuda_total_ns ? fig->cuda_total_ns : fig->total_ns;
+    *out = ns ? (double)fig->flops_total / (double)ns : 0.0;
     return fig->calls > 0 && ns > 0;
 }
 

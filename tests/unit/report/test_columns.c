@@ -166,9 +166,12 @@ static void model_figure_columns(void **state) {
     assert_string_equal(buf, "236.03 M");
     col("flops")->fmt(999.0, LP_UNITS_AUTO, buf, sizeof buf);
     assert_string_equal(buf, "999");
-    assert_true(value("gflops_per_s", &f) == 2.0 * 236027904.0 / 1000.0); /* over CPU time */
+    /* The subtree's FLOPs over the subtree's time: a parent's rate is its children's work's. */
+    f.total_ns = 5000;
+    assert_true(value("gflops_per_s", &f) == 2.0 * 300000000.0 / 5000.0); /* over CPU time */
     f.cuda_self_ns = 4000;
-    assert_true(value("gflops_per_s", &f) == 2.0 * 236027904.0 / 4000.0); /* over kernel time */
+    f.cuda_total_ns = 8000;
+    assert_true(value("gflops_per_s", &f) == 2.0 * 300000000.0 / 8000.0); /* over kernel time */
     col("gflops_per_s")->fmt(118.013952, LP_UNITS_AUTO, buf, sizeof buf);
     assert_string_equal(buf, "118.01");
 
