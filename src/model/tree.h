@@ -121,6 +121,7 @@ typedef struct lp_tree_node {
     int container;                     /* no forward (ModuleList, ModuleDict): never a call */
     int kind;                          /* lp_node_kind (layerprof.h); LP_NODE_MODULE is 0 */
     int32_t last_child_scratch;        /* construction only: keeps lp_tree_add linear */
+    int32_t folded; /* a folded view's row (lp_tree_fold): the modules it stands for, else 0 */
     lp_figures fig;
 } lp_tree_node;
 
@@ -190,6 +191,21 @@ int lp_tree_graft(lp_tree *out, const lp_tree *from, int32_t parent, const char 
 void lp_tree_sum_children(lp_tree *t, int32_t node);
 /* Marks each node measured (`selected`) when roots[node] is set or its parent is measured. */
 void lp_tree_mark_measured(lp_tree *t, const uint8_t *roots);
+
+/* Folding (tree_fold.c): the one rule for a view that hides modules -------------------------
+ * `out` (not initialised; lp_tree_free it) becomes a copy of `from` without the modules deeper
+ * than `depth` (the root is depth 0). The row at `depth` above hidden modules stands for them
+ * (its `folded`: how many) as one unit: each self figure becomes what the unit did. Self CPU
+ * time, self CUDA time and self FLOPs add the hidden measured modules' selves to its own (which
+ * makes them its whole figures); self retained memory and self parameters and bytes become its
+ * whole figures as recorded, since those do not add across modules (bytes a child kept may be
+ * freed before its parent returns; a tied weight is one tensor held twice). Peak and net memory,
+ * totals and calls already describe the unit and stay. Hidden op rows join its own, merged level
+ * by level by (name, shapes), so its op rows and its "(self)" remainder still add up to its self
+ * time. A row that was not measured itself (paths selected below it) stands for time only: the
+ * hidden measured modules' selves, and as total the totals of the topmost of them. `depth` < 0
+ * copies everything. */
+int lp_tree_fold(const lp_tree *from, int depth, lp_tree *out);
 
 /* Fills every node's and op row's fig.share_base_ns: the total of its nearest LP_NODE_CONTEXT
  * ancestor; the root's total for context nodes, the root, and trees without contexts. */

@@ -57,6 +57,11 @@ static int measured(const lp_tree_node *n) {
     return n->selected && n->fig.calls > 0;
 }
 
+/* A row standing for modules the depth limit hid, measured only below it (lp_tree_fold). */
+static int stands_in(const lp_tree_node *n) {
+    return n->folded && !measured(n) && n->fig.total_ns > 0;
+}
+
 static void put_cells(md *m, const lp_figures *fig, unsigned groups) {
     for (size_t c = 0; c < m->n_cols; c++) {
         double v;
@@ -100,11 +105,17 @@ static void put_title(FILE *out, const json_t *run, uint64_t iterations) {
     fputs(")\n\n", out);
 }
 
-int lp_render_markdown(const lp_tree *t, const lp_render_opts *ro, const json_t *run, FILE *out) {
+int lp_render_markdown(const lp_tree *tree, const lp_render_opts *ro, const json_t *run,
+                       FILE *out) {
     lp_render_opts defaults;
-    md m = {.t = t, .out = out};
-    int rc = lp_render_begin(t, out, &ro, &defaults, m.cols, &m.n_cols);
+    md m = {.t = tree, .out = out};
+    int rc = lp_render_begin(tree, out, &ro, &defaults, m.cols, &m.n_cols);
     if (rc) return rc;
+    lp_tree folded;
+    int fold = ro->depth >= 0;
+    if (fold && (rc = lp_tree_fold(tree, ro->depth, &folded)) != LP_OK) return rc;
+    const lp_tree *t = fold ? &folded : tree;
+    m.t = t;
     m.ro = ro;
     size_t n = t->n_nodes ? t->n_nodes : 1;
     m.sub_self = calloc(n, sizeof *m.sub_self);
@@ -117,7 +128,7 @@ int lp_render_markdown(const lp_tree *t, const lp_render_opts *ro, const json_t 
     /* Children come after their parent: one reverse pass sums subtrees (as render_tree.c). */
     for (size_t i = t->n_nodes; i-- > 0;) {
         const lp_tree_node *nd = &t->nodes[i];
-        if (measured(nd)) {
+        if (measured(nd) || stands_in(nd)) {
             m.sub_self[i] += nd->fig.self_ns;
             m.sub_total[i] = nd->fig.total_ns;
             m.sub_measured[i] = 1;
@@ -141,21 +152,10 @@ int lp_render_markdown(const lp_tree *t, const lp_render_opts *ro, const json_t 
     int show_ops = ro->show_ops && t->has_ops;
     for (size_t i = 0; i < t->n_nodes && rc == LP_OK; i++) {
         const lp_tree_node *nd = &t->nodes[i];
-        if (ro->depth >= 0 && nd->depth > ro->depth) continue;
-        int folds = ro->depth >= 0 && nd->depth == ro->depth && nd->first_child >= 0;
         lp_figures fig = nd->fig;
         unsigned groups = measured(nd) ? LP_COLGRP_ALL : 0;
-        if (folds) {
-            m.folded = 1;
-            if (measured(nd)) {
-                fig.self_ns = m.sub_self[i];
-            } else if (m.sub_measured[i]) {
-                memset(&fig, 0, sizeof fig);
-                fig.self_ns = m.sub_self[i];
-                fig.total_ns = m.sub_total[i];
-                groups = LP_COLGRP_TIME;
-            }
-        }
+        if (nd->folded) m.folded = 1;
+        if (stands_in(nd)) groups = LP_COLGRP_TIME;
         fputs("| ", out);
         indent(out, nd->depth);
         put_text(out, nd->name);
@@ -179,11 +179,13 @@ int lp_render_markdown(const lp_tree *t, const lp_render_opts *ro, const json_t 
         }
         if (m.folded)
             fprintf(out,
-                    "- modules deeper than depth %d are folded into their ancestor at that depth; "
-                    "its self time includes theirs\n",
+                    "- modules deeper than depth %d are folded into their ancestor at that depth: "
+                    "its self columns (time, memory, FLOPs, parameters) and its op rows include "
+                    "theirs\n",
                     ro->depth);
     }
 done:
+    if (fold) lp_tree_free(&folded);
     free(m.sub_self);
     free(m.sub_total);
     free(m.sub_measured);

@@ -42,18 +42,18 @@ typedef struct frame {
 typedef struct subtree {
     uint64_t self_ns;  /* self of every measured module in it */
     uint64_t total_ns; /* total of its top-level measured modules (itself, when measured) */
-    int measured;      /* some module in it was measured */
 } subtree;
 
 typedef struct render {
-    const lp_tree *t;
+    const lp_tree *t;   /* what the table draws: the tree, or its folded copy (--depth) */
+    const lp_tree *raw; /* the tree as recorded: the top list ranks every module */
     const lp_render_opts *ro;
     const glyphs *g;
     const lp_column *cols[LP_MAX_COLUMNS];
     size_t n_cols;
     const lp_column *sort; /* NULL: model order */
     subtree *sub;
-    int folded; /* the depth limit hid at least one module */
+    int folded; /* some row stands for modules the depth limit hid */
 
     lp_textbuf text; /* every label and cell, NUL-separated */
     size_t *cell;    /* per row, n_cols + 1 offsets into text (label first) */
@@ -70,6 +70,12 @@ static int measured(const lp_tree_node *n) {
     return n->selected && (n->fig.calls > 0 || n->fig.total_ns > 0);
 }
 
+/* A row that stands for modules the depth limit hid, measured only below it (paths selected
+ * there): it shows their time (lp_tree_fold). */
+static int stands_in(const lp_tree_node *n) {
+    return n->folded && !measured(n) && n->fig.total_ns > 0;
+}
+
 /* Nodes are stored parent before child (lp_tree_add needs the parent first), so one reverse pass
  * sees every child before its parent. */
 static int sum_subtrees(render *r) {
@@ -79,24 +85,17 @@ static int sum_subtrees(render *r) {
     for (size_t i = t->n_nodes; i-- > 0;) {
         const lp_tree_node *n = &t->nodes[i];
         subtree *s = &r->sub[i];
-        if (measured(n)) {
+        if (measured(n) || stands_in(n)) {
             s->self_ns += n->fig.self_ns;
             s->total_ns = n->fig.total_ns; /* its children's totals are inside its own */
-            s->measured = 1;
         }
         if (n->parent >= 0) {
             subtree *p = &r->sub[n->parent];
             p->self_ns += s->self_ns;
             p->total_ns += s->total_ns;
-            p->measured |= s->measured;
         }
     }
     return LP_OK;
-}
-
-static int folds(const render *r, int32_t m) {
-    const lp_tree_node *n = &r->t->nodes[m];
-    return r->ro->depth >= 0 && n->depth >= r->ro->depth && n->first_child >= 0;
 }
 
 /* A module that was profiled and never called (dropout in eval mode, an unused branch) says so with
@@ -105,9 +104,9 @@ static int never_ran(const lp_tree_node *n) {
     return n->kind == LP_NODE_MODULE && n->selected && !n->container && n->fig.calls == 0;
 }
 
-/* The figures a module row shows, and which column groups carry a value. A row at the depth limit
- * takes in its hidden descendants' self time, so the Self column still adds up to the Total; an
- * unmeasured row there (paths selected deeper) shows only the time measured beneath it. */
+/* The figures a module row shows, and which column groups carry a value. A row that stands for
+ * hidden modules already holds their figures (lp_tree_fold); an unmeasured one (paths selected
+ * deeper) shows only the time measured beneath it. */
 static lp_figures module_figures(const render *r, int32_t m, unsigned *groups) {
     const lp_tree_node *n = &r->t->nodes[m];
     lp_figures fig = n->fig;
@@ -117,16 +116,7 @@ static lp_figures module_figures(const render *r, int32_t m, unsigned *groups) {
         *groups = LP_COLGRP_TIME;
         return fig;
     }
-    if (folds(r, m)) {
-        if (measured(n)) {
-            fig.self_ns = r->sub[m].self_ns;
-        } else if (r->sub[m].measured) {
-            memset(&fig, 0, sizeof fig);
-            fig.self_ns = r->sub[m].self_ns;
-            fig.total_ns = r->sub[m].total_ns;
-            *groups = LP_COLGRP_TIME | (never_ran(n) ? LP_COLGRP_CALLS : 0);
-        }
-    }
+    if (stands_in(n)) *groups = LP_COLGRP_TIME | (never_ran(n) ? LP_COLGRP_CALLS : 0);
     return fig;
 }
 
@@ -170,7 +160,7 @@ static int children(render *r, const item *parent, frame *out) {
     size_t n_mods = 0, n_ops = 0;
     int32_t first_mod = -1, first_op = -1;
     if (parent->kind == ITEM_MODULE) {
-        if (!folds(r, parent->idx)) first_mod = t->nodes[parent->idx].first_child;
+        first_mod = t->nodes[parent->idx].first_child;
         if (shows_ops(r)) first_op = t->nodes[parent->idx].first_op;
     } else if (parent->kind == ITEM_OP) {
         first_op = t->ops[parent->idx].first_child;
@@ -272,7 +262,7 @@ static int add_row(render *r, const item *it, int last) {
     if (it->kind == ITEM_MODULE) {
         lp_textbuf_puts(&r->text, t->nodes[it->idx].name);
         fig = module_figures(r, it->idx, &groups);
-        if (folds(r, it->idx)) r->folded = 1;
+        if (t->nodes[it->idx].folded) r->folded = 1;
     } else if (it->kind == ITEM_OP) {
         const lp_op_node *o = &t->ops[it->idx];
         const char *name = lp_tree_op_name(t, o->op), *shapes = lp_tree_shapes(t, o->shapes);
@@ -402,7 +392,7 @@ static int by_self_desc(const void *a, const void *b) {
 /* The K measured modules with the most self time (raw, not folded: the list is where modules the
  * depth limit hides still show up), as a share of the measured total. */
 static int put_top(render *r, lp_textbuf *line, FILE *out) {
-    const lp_tree *t = r->t;
+    const lp_tree *t = r->raw;
     hot *h = malloc((t->n_nodes ? t->n_nodes : 1) * sizeof *h);
     if (!h) return LP_ERR_NOMEM;
     size_t n = 0;
@@ -462,7 +452,8 @@ static void put_notes(render *r, lp_textbuf *line, FILE *out) {
         lp_textbuf_printf(
             line,
             "note: modules deeper than depth %d are folded into their ancestor at that "
-            "depth; its self time includes theirs",
+            "depth: its self columns (time, memory, FLOPs, parameters) and its op rows "
+            "include theirs",
             r->ro->depth);
         put_line(line, out);
     }
@@ -480,7 +471,11 @@ int lp_render_tree(const lp_tree *tree, const lp_render_opts *ro, FILE *out) {
     memset(&r, 0, sizeof r);
     int rc = lp_render_begin(tree, out, &ro, &defaults, r.cols, &r.n_cols);
     if (rc != LP_OK) return rc;
-    r.t = tree;
+    lp_tree folded;
+    int fold = ro->depth >= 0;
+    if (fold && (rc = lp_tree_fold(tree, ro->depth, &folded)) != LP_OK) return rc;
+    r.t = fold ? &folded : tree;
+    r.raw = tree;
     r.ro = ro;
     r.g = ro->ascii ? &ascii_glyphs : &box_glyphs;
     if (ro->sort) rc = lp_column_lookup(ro->sort, "sort key", &r.sort);
@@ -503,6 +498,7 @@ int lp_render_tree(const lp_tree *tree, const lp_render_opts *ro, FILE *out) {
     lp_textbuf_free(&r.text);
     lp_textbuf_free(&line);
     free(r.sub);
+    if (fold) lp_tree_free(&folded);
     if (rc == LP_ERR_NOMEM) return lp_error_set(rc, "render: out of memory");
     if (rc != LP_OK) return rc;
     if (ferror(out)) return lp_error_set(LP_ERR_IO, "render: writing the table failed");
