@@ -7,13 +7,14 @@
 #include "layerprof.h"
 
 static const lp_option_info flags[N_CLI_ONLY] = {
-    [CLI_FORMAT] = {NULL, "format", "tree|json|csv|markdown|trace|html|summary",
+    /* The format names and file endings are left out here: --help lists them from the format
+     * table (lp_format_name, lp_format_extension), so a new format cannot be missing there. */
+    [CLI_FORMAT] = {NULL, "format", "FORMAT",
                     "the format of the next --output; without one, a report on stdout", NULL,
                     LP_SECTION_OUTPUTS, 1, 1, 0},
     [CLI_OUTPUT] = {NULL, "output", "FILE",
                     "write a report to FILE (- for stdout); repeatable. Without --format the name "
-                    "says which: .json, .csv, .md, .html, .trace.json (Chrome trace); anything "
-                    "else: tree",
+                    "says which",
                     NULL, LP_SECTION_OUTPUTS, 1, 1, 0},
     [CLI_CONFIG] = {NULL, "config", "RUN.yaml",
                     "read options from a YAML file (docs/config.md); flags override it", NULL,

@@ -52,6 +52,36 @@ static void put_flag(FILE *out, const lp_option_info *o) {
     put_wrapped(out, text, HELP_COLUMN);
 }
 
+/* --format's values and --output's file endings, from the format table. */
+static void put_format_flag(FILE *out, const lp_option_info *o, int endings) {
+    char text[640], names[256];
+    size_t n = 0, used = 0;
+    names[0] = '\0';
+    for (lp_format f = LP_FORMAT_TREE; lp_format_name(f); f = (lp_format)(f + 1))
+        n++;
+    for (lp_format f = LP_FORMAT_TREE; lp_format_name(f) && used < sizeof names;
+         f = (lp_format)(f + 1)) {
+        const char *sep = f == LP_FORMAT_TREE ? "" : (size_t)f + 1 < n ? ", " : " or ";
+        if (!endings) {
+            used += (size_t)snprintf(names + used, sizeof names - used, "%s%s", sep,
+                                     lp_format_name(f));
+            continue;
+        }
+        for (size_t i = 0; lp_format_extension(f, i) && used < sizeof names; i++)
+            used += (size_t)snprintf(names + used, sizeof names - used, "%s%s", used ? ", " : "",
+                                     lp_format_extension(f, i));
+        if (lp_format_extension(f, 0) && used < sizeof names)
+            used += (size_t)snprintf(names + used, sizeof names - used, " (%s)", lp_format_name(f));
+    }
+    lp_option_info with = *o;
+    if (endings)
+        snprintf(text, sizeof text, "%s: %s; anything else: tree", o->help, names);
+    else
+        snprintf(text, sizeof text, "%s: %s", o->help, names);
+    with.help = text;
+    put_flag(out, &with);
+}
+
 void cli_help(FILE *out) {
     size_t n_table = lp_options_key_count(), n_cli;
     const lp_option_info *cli = cli_only_flags(&n_cli);
@@ -69,7 +99,12 @@ void cli_help(FILE *out) {
             if (lp_options_key(i, &o) == LP_OK && o.flag && o.section == (lp_option_section)s)
                 put_flag(out, &o);
         }
-        for (size_t i = 0; i < n_cli; i++)
-            if (cli[i].section == (lp_option_section)s) put_flag(out, &cli[i]);
+        for (size_t i = 0; i < n_cli; i++) {
+            if (cli[i].section != (lp_option_section)s) continue;
+            if (i == CLI_FORMAT || i == CLI_OUTPUT)
+                put_format_flag(out, &cli[i], i == CLI_OUTPUT);
+            else
+                put_flag(out, &cli[i]);
+        }
     }
 }

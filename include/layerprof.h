@@ -268,6 +268,11 @@ typedef enum lp_format {
  * Static storage. The YAML config and --format spell them the same way. */
 LP_API const char *lp_format_name(lp_format format);
 
+/* The i-th file name ending (from 0) that implies `format` (".json"; lp_format_from_path), NULL
+ * past the last one or for an unknown format. Static storage. With lp_format_name, what lists of
+ * the formats are made from (--help), so that none can miss one. */
+LP_API const char *lp_format_extension(lp_format format, size_t i);
+
 /* Parses a format name (lp_format_name's, or the aliases "md" and "chrome"). LP_ERR_INVALID names
  * the valid ones. */
 LP_API int lp_format_parse(const char *name, lp_format *out);

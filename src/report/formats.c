@@ -96,6 +96,14 @@ const char *lp_format_name(lp_format format) {
     return r ? r->names[0] : NULL;
 }
 
+const char *lp_format_extension(lp_format format, size_t i) {
+    const struct format_row *r = row_of(format);
+    if (!r) return NULL;
+    for (size_t k = 0; k < i; k++)
+        if (!r->extensions[k]) return NULL;
+    return r->extensions[i];
+}
+
 int lp_format_parse(const char *name, lp_format *out) {
     if (!name || !out) return lp_error_set(LP_ERR_INVALID, "lp_format_parse: NULL argument");
     char list[128];

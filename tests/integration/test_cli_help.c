@@ -63,6 +63,33 @@ static void help_lists_every_flag_under_its_section(void **state) {
     free(help);
 }
 
+/* --help lists every format by name and every file ending that implies one, from the format
+ * table; docs/config.md's `format` row names every format too (a list that once went stale). */
+static void help_and_docs_list_every_format(void **state) {
+    (void)state;
+    char *help = help_text();
+    FILE *f = fopen(LP_SOURCE_DIR "/docs/config.md", "r");
+    assert_non_null(f);
+    char line[4096], row[4096] = "";
+    while (fgets(line, sizeof line, f))
+        if (strncmp(line, "| `format` |", 12) == 0) snprintf(row, sizeof row, "%s", line);
+    fclose(f);
+    assert_true(row[0]);
+    size_t n = 0;
+    for (lp_format fmt = LP_FORMAT_TREE; lp_format_name(fmt); fmt = (lp_format)(fmt + 1), n++) {
+        char want[64];
+        snprintf(want, sizeof want, "%s", lp_format_name(fmt));
+        if (!strstr(help, want)) fail_msg("--help does not name the format %s", want);
+        snprintf(want, sizeof want, "`%s`", lp_format_name(fmt));
+        if (!strstr(row, want)) fail_msg("docs/config.md's format row leaves out %s", want);
+        for (size_t i = 0; lp_format_extension(fmt, i); i++)
+            if (!strstr(help, lp_format_extension(fmt, i)))
+                fail_msg("--help does not name the ending %s", lp_format_extension(fmt, i));
+    }
+    assert_true(n >= 8); /* tree ... openmetrics when this was written */
+    free(help);
+}
+
 int main(int argc, char **argv) {
     if (argc != 2) {
         fprintf(stderr, "usage: %s LAYERPROF_BINARY\n", argv[0]);
@@ -71,6 +98,7 @@ int main(int argc, char **argv) {
     g_binary = argv[1];
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(help_lists_every_flag_under_its_section),
+        cmocka_unit_test(help_and_docs_list_every_format),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

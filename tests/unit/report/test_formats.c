@@ -36,6 +36,24 @@ static void format_names_parse_and_files_imply_formats(void **state) {
 }
 
 /* CSV and markdown label op rows "name" or "name [shapes]"; an id without a name stays visible. */
+/* Every ending a format lists implies that format, and the list ends with NULL. */
+static void each_formats_endings_imply_it(void **state) {
+    (void)state;
+    assert_string_equal(lp_format_extension(LP_FORMAT_OPENMETRICS, 0), ".prom");
+    assert_null(lp_format_extension(LP_FORMAT_OPENMETRICS, 1));
+    assert_string_equal(lp_format_extension(LP_FORMAT_MARKDOWN, 1), ".markdown");
+    assert_null(lp_format_extension(LP_FORMAT_SUMMARY, 0)); /* a name, no ending */
+    assert_null(lp_format_extension((lp_format)99, 0));
+    for (lp_format f = LP_FORMAT_TREE; lp_format_name(f); f = (lp_format)(f + 1))
+        for (size_t i = 0; lp_format_extension(f, i); i++) {
+            char name[64];
+            snprintf(name, sizeof name, "report%s", lp_format_extension(f, i));
+            lp_format got;
+            assert_int_equal(lp_format_from_path(name, &got), LP_OK);
+            assert_int_equal(got, f);
+        }
+}
+
 static void op_labels_carry_their_input_shapes_in_brackets(void **state) {
     (void)state;
     lp_tree t;
@@ -78,6 +96,7 @@ static void every_format_dispatches_and_a_trace_needs_a_timeline(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(format_names_parse_and_files_imply_formats),
+        cmocka_unit_test(each_formats_endings_imply_it),
         cmocka_unit_test(op_labels_carry_their_input_shapes_in_brackets),
         cmocka_unit_test(every_format_dispatches_and_a_trace_needs_a_timeline),
     };
