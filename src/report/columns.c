@@ -61,10 +61,12 @@ static int get_max(const lp_figures *fig, double iterations, double *out) {
     return fig->time.n > 0;
 }
 
+/* One call has no spread to estimate: NaN, which the table shows as "-" (known to be unknown, not
+ * a blank that means "not applicable") and the CSV leaves empty. */
 static int get_std(const lp_figures *fig, double iterations, double *out) {
     (void)iterations;
-    *out = lp_welford_std(&fig->time);
-    return fig->time.n > 1;
+    *out = fig->time.n > 1 ? lp_welford_std(&fig->time) : fig->time.n ? NAN : 0.0;
+    return fig->time.n > 0;
 }
 
 /* % Total: the row's total against its context's (lp_tree_set_shares). Both are raw sums over the
@@ -322,6 +324,7 @@ static const struct {
 
 int lp_column_format(const lp_column *col, const lp_figures *fig, double value, lp_units units,
                      char *buf, size_t size) {
+    if (isnan(value) && !col->text) return snprintf(buf, size, "-"); /* no estimate (get_std) */
     return col->text ? col->text(fig, buf, size) : col->fmt(value, units, buf, size);
 }
 

@@ -116,7 +116,8 @@ static int read_time(reader *rd, const json_t *o, lp_welford *w) {
     if (!rc) rc = get_real(rd, tm, "mean_ns", &w->mean);
     double std = 0;
     if (!rc && rd->version == 1) rc = get_real(rd, tm, "m2", &w->m2);
-    if (!rc && rd->version != 1) rc = get_real(rd, tm, "std_ns", &std);
+    if (!rc && rd->version != 1 && !json_is_null(json_object_get(tm, "std_ns")))
+        rc = get_real(rd, tm, "std_ns", &std); /* null: fewer than two calls */
     if (!rc && rd->version != 1) {
         if (std < 0) rc = bad(rd, "std_ns", "negative");
         w->m2 = m2_of_std(std, w->n);

@@ -116,7 +116,8 @@ static json_t *welford_json(const lp_welford *w) {
     if (!o) return NULL;
     put(o, "n", juint(w->n), &ok);
     put(o, "mean_ns", jreal(w->mean), &ok);
-    put(o, "std_ns", jreal(lp_welford_std(w)), &ok);
+    /* One call has no standard deviation: null, not a 0 that reads as "no spread". */
+    put(o, "std_ns", w->n > 1 ? jreal(lp_welford_std(w)) : json_null(), &ok);
     put(o, "min_ns", juint(w->min), &ok);
     put(o, "max_ns", juint(w->max), &ok);
     if (!ok) {

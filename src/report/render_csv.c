@@ -72,7 +72,7 @@ static void put_row(csv *c, const char *kind, const char *name, const char *cls,
     for (size_t i = 0; i < c->n_cols; i++) {
         double v;
         fputc(',', c->out);
-        if (!lp_column_value(c->cols[i], c->t, fig, groups, &v)) continue;
+        if (!lp_column_value(c->cols[i], c->t, fig, groups, &v) || isnan(v)) continue;
         if (c->cols[i]->text) {
             char text[160];
             c->cols[i]->text(fig, text, sizeof text);

@@ -140,7 +140,7 @@ static int shows_ops(const render *r) {
 
 static double sort_key(const render *r, const lp_figures *fig, unsigned groups) {
     double v;
-    if (!lp_column_value(r->sort, r->t, fig, groups, &v)) return -INFINITY;
+    if (!lp_column_value(r->sort, r->t, fig, groups, &v) || isnan(v)) return -INFINITY;
     return v;
 }
 

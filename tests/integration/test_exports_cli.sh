@@ -75,7 +75,7 @@ def walk(o):
     if isinstance(o, dict):
         t = o.get("time")
         if isinstance(t, dict) and "std_ns" in t:
-            std = t.pop("std_ns")
+            std = t.pop("std_ns") or 0.0  # null: fewer than two calls
             t["m2"] = std * std * max(t["n"] - 1, 0)
         for v in o.values():
             walk(v)
