@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "api/session_internal.h"
+#include "model/noise.h"
 #include "base/callback_file.h"
 #include "base/error.h"
 #include "base/units.h"
@@ -187,7 +188,7 @@ int lp_session_render(lp_session *s, lp_format format, FILE *out) {
     ro.units = s->opts.units;
     ro.ascii = s->opts.ascii;
     ro.show_ops = s->opts.events;
-    const char *notes[LP_MAX_NOTES + 3 + 6 + 5];
+    const char *notes[LP_MAX_NOTES + 3 + 2 + 6 + 5];
     size_t n = 0;
     for (size_t i = 0; i < s->n_notes; i++)
         notes[n++] = s->notes[i];
@@ -197,6 +198,10 @@ int lp_session_render(lp_session *s, lp_format format, FILE *out) {
     size_t n_model = session_model_notes(s, model_notes, 3);
     for (size_t i = 0; i < n_model; i++)
         notes[n++] = model_notes[i];
+    char noise_notes[2][256]; /* whether the ranking is within the run's own noise */
+    size_t n_noise = lp_noise_notes(session_report_tree(s), noise_notes, 2);
+    for (size_t i = 0; i < n_noise; i++)
+        notes[n++] = noise_notes[i];
     char cuda_notes[6][256];
     size_t n_cuda = lp_cuda_prof_notes(s->cuda, &cuda_notes[0][0], sizeof cuda_notes[0], 6);
     for (size_t i = 0; i < n_cuda; i++)

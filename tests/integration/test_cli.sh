@@ -344,8 +344,9 @@ else
 fi
 
 # ---- --output FILE writes what stdout would -------------------------------------------------------
-normalise() { # times (units are chosen per value), numbers, and the padding that follows them
-    sed -E 's/[0-9]+(\.[0-9]+)?(ns|us|ms|s)( |$)/T\3/g; s/[0-9]+(\.[0-9]+)?/N/g; s/ +/ /g; s/-+/-/g' "$1"
+normalise() { # times (units are chosen per value), numbers, the padding that follows them, and
+    # the noise notes (whether a run's ranking is within its noise is the machine's to decide)
+    sed -E '/^noise: /d; s/[0-9]+(\.[0-9]+)?(ns|us|ms|s)( |$)/T\3/g; s/[0-9]+(\.[0-9]+)?/N/g; s/ +/ /g; s/-+/-/g' "$1"
 }
 # one run, both outputs: byte-identical
 checks=$((checks + 1))
