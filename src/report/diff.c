@@ -5,7 +5,12 @@
  * "(removed)" and shown where it used to be (after the sibling it followed). A module that did not
  * run on one side has blank cells there and counts as 0 in the change. The Total row compares the
  * reports' totals the way the tree view computes them. Colours (LP_DIFF_COLOR): red where time
- * grew, green where it shrank, bold from 10% on; added rows cyan, removed rows magenta. */
+ * grew, green where it shrank, bold from 10% on; added rows cyan, removed rows magenta.
+ *
+ * A change of total time within the two runs' own noise is marked "~" after its %: under twice
+ * the standard error of the difference, each side's from its per-call spread (noise.h's rule).
+ * A side whose module ran fewer than twice has no spread to judge by: "?". A legend under the
+ * table says what the marks mean when one was used. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdio.h>
@@ -80,6 +85,7 @@ typedef struct differ {
     level *stack;
     size_t depth, cap_stack;
     int oom;
+    int marked_noise, marked_unknown; /* the legend's lines */
 } differ;
 
 /* The children of (a, b): a's in order, each matched in b, then b's that a lacks, each placed
@@ -166,6 +172,32 @@ static double per_it(const lp_tree *t, uint64_t v) {
     return t->iterations ? (double)v / (double)t->iterations : 0.0;
 }
 
+/* The standard error of a module's total time per iteration: its per-call std times sqrt(calls)
+ * over the iterations (independent calls). */
+static double total_error(const lp_tree *t, int32_t i) {
+    const lp_figures *f = &t->nodes[i].fig;
+    return lp_welford_std(&f->time) * sqrt((double)f->calls) / (double)t->iterations;
+}
+
+/* "~" after a total change within the noise, "?" where a side cannot tell (one call). */
+static void mark_noise(differ *d, row *r, pair p) {
+    if (p.a < 0 || p.b < 0 || !ran(d->ta, p.a) || !ran(d->tb, p.b) || !r->cell[C_TOT_P][0]) return;
+    const char *mark;
+    if (d->ta->nodes[p.a].fig.time.n < 2 || d->tb->nodes[p.b].fig.time.n < 2) {
+        mark = " ?";
+        d->marked_unknown = 1;
+    } else {
+        double eb = total_error(d->tb, p.b), ea = total_error(d->ta, p.a);
+        double delta = per_it(d->ta, d->ta->nodes[p.a].fig.total_ns) -
+                       per_it(d->tb, d->tb->nodes[p.b].fig.total_ns);
+        if (fabs(delta) >= 2.0 * sqrt(eb * eb + ea * ea)) return;
+        mark = " ~";
+        d->marked_noise = 1;
+    }
+    size_t len = strlen(r->cell[C_TOT_P]);
+    snprintf(r->cell[C_TOT_P] + len, sizeof r->cell[C_TOT_P] - len, "%s", mark);
+}
+
 static int add_row(differ *d, pair p, int last) {
     row *r = new_row(d);
     if (!r) return LP_ERR_NOMEM;
@@ -193,6 +225,7 @@ static int add_row(differ *d, pair p, int last) {
             ha ? per_it(d->ta, d->ta->nodes[p.a].fig.self_ns) : 0);
     compare(r, C_TOT_B, hb, hb ? per_it(d->tb, d->tb->nodes[p.b].fig.total_ns) : 0, ha,
             ha ? per_it(d->ta, d->ta->nodes[p.a].fig.total_ns) : 0);
+    mark_noise(d, r, p);
     return LP_OK;
 }
 
@@ -270,6 +303,15 @@ static void print(const differ *d, const lp_report *before, const lp_report *aft
         const row *r = &d->rows[i];
         print_row(r, w, color, out);
     }
+    if (d->marked_noise || d->marked_unknown) fputc('\n', out);
+    if (d->marked_noise)
+        fputs("~: the change is within the two runs' noise (under twice the standard error of "
+              "the difference, from each side's per-call spread)\n",
+              out);
+    if (d->marked_unknown)
+        fputs("?: a side ran the module once: no spread to judge the change by (more "
+              "--iterations)\n",
+              out);
 }
 
 /* One row, without trailing blanks (a module that ran on neither side has empty cells). */

@@ -102,6 +102,56 @@ static void diff_shows_known_deltas_added_and_removed_modules(void **state) {
     lp_tree_free(&ta);
 }
 
+/* A one-leaf model whose leaf took these per-call times (one call per iteration). */
+static void one_leaf(lp_tree *t, const uint64_t *ns, size_t n) {
+    lp_tree_init(t);
+    t->iterations = n;
+    int32_t root = fx_add(t, "", "Net", -1);
+    int32_t leaf = fx_add(t, "leaf", "Conv2d", root);
+    tf_calls(t, root, ns, n);
+    tf_calls(t, leaf, ns, n);
+    t->nodes[root].fig.self_ns = 0;
+}
+
+/* Marks from the per-call spread: 100 +- 10 vs 200 +- 10 us over 4 calls each is far outside the
+ * noise (unmarked); 100 +- 10 vs 105 +- 10 is within it ("~"); one call on a side is "?". */
+static void diff_marks_changes_within_the_noise(void **state) {
+    (void)state;
+    static const uint64_t b[] = {90000, 110000, 90000, 110000},
+                          a[] = {190000, 210000, 190000, 210000},
+                          near[] = {95000, 115000, 95000, 115000}, one[] = {100000};
+    lp_tree tb, ta, tn, t1;
+    one_leaf(&tb, b, 4);
+    one_leaf(&ta, a, 4);
+    one_leaf(&tn, near, 4);
+    one_leaf(&t1, one, 1);
+    lp_report *rb = load_tree(&tb, "2024-01-02T03:04:05Z"),
+              *ra = load_tree(&ta, "2024-01-03T03:04:05Z");
+    lp_report *rn = load_tree(&tn, "2024-01-03T03:04:05Z"),
+              *r1 = load_tree(&t1, "2024-01-03T03:04:05Z");
+    char *far = diff_text(rb, ra, 0), *close = diff_text(rb, rn, 0), *single = diff_text(r1, rb, 0);
+    /* 100 -> 200us; errors: std 11.5us * sqrt(4) / 4 = 5.8us a side, 2 * 8.2 = 16.3us < 100us */
+    assert_non_null(strstr(row_of(far, "leaf"), "+100.0%"));
+    assert_null(strstr(row_of(far, "leaf"), "~"));
+    assert_null(strstr(far, "~:"));
+    /* 100 -> 105us: 5us is under 16.3us */
+    assert_non_null(strstr(row_of(close, "leaf"), "+5.0% ~"));
+    assert_non_null(strstr(close, "\n~: the change is within the two runs' noise"));
+    assert_non_null(strstr(row_of(single, "leaf"), "0.0% ?"));
+    assert_non_null(strstr(single, "\n?: a side ran the module once"));
+    free(far);
+    free(close);
+    free(single);
+    lp_report_free(rb);
+    lp_report_free(ra);
+    lp_report_free(rn);
+    lp_report_free(r1);
+    lp_tree_free(&tb);
+    lp_tree_free(&ta);
+    lp_tree_free(&tn);
+    lp_tree_free(&t1);
+}
+
 static void diff_of_a_report_against_itself_is_all_zero(void **state) {
     (void)state;
     lp_tree t;
@@ -151,6 +201,7 @@ static void diff_colours_slower_red_and_faster_green(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(diff_shows_known_deltas_added_and_removed_modules),
+        cmocka_unit_test(diff_marks_changes_within_the_noise),
         cmocka_unit_test(diff_of_a_report_against_itself_is_all_zero),
         cmocka_unit_test(diff_colours_slower_red_and_faster_green),
     };
