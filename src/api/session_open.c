@@ -12,6 +12,7 @@
 
 #include "api/session_internal.h"
 #include "base/error.h"
+#include "base/model_file.h"
 #include "base/sysmem.h"
 #include "base/units.h"
 #include "config/options_version.h"
@@ -238,6 +239,15 @@ int session_open_from(lp_session **out, const lp_options *opts, const session_so
     int asked_graph = s->opts.mode == LP_MODE_GRAPH;
     if (asked_graph) s->opts.mode = LP_MODE_MARKERS;
 
+    /* A column or sort key whose figure this run will not record is a usage error now, not an
+     * empty column (or a sort that silently keeps model order) after the run. */
+    int cuda = strncmp(s->device, "cuda", 4) == 0;
+    unsigned recorded = LP_NEED_FLOPS | LP_NEED_OUT_SHAPE | (opts->memory ? LP_NEED_CPU_MEM : 0) |
+                        (cuda && opts->memory ? LP_NEED_CUDA_MEM : 0) |
+                        (cuda && opts->cuda_timing != LP_CUDA_TIMING_OFF ? LP_NEED_CUDA_TIME : 0);
+    if ((rc = lp_columns_check_recorded(opts->columns, opts->n_columns, opts->sort, recorded)))
+        goto fail;
+
     lps_set_verbose(opts->verbose);
     /* The shim's failures leave their message where lp_error_last() reads it. */
     if ((rc = lps_set_threads(opts->threads))) goto fail;
@@ -247,6 +257,7 @@ int session_open_from(lp_session **out, const lp_options *opts, const session_so
     s->attached = src->module != NULL;
     s->out_shape = s->opts.mode != LP_MODE_HOOKS &&
                    lp_columns_any(opts->columns, opts->n_columns, LP_NEED_OUT_SHAPE, 0);
+    if (!s->attached && !src->package && (rc = lp_model_file_check(s->model_path))) goto fail;
     if (src->package)
         rc = lps_model_attach_package(src->module, src->torch_build, s->model_path, s->device,
                                       &s->model);

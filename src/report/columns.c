@@ -322,6 +322,38 @@ static const struct {
     {LP_NEED_OUT_SHAPE, has_out_shape},
 };
 
+/* The options that record what a need bit stands for, as the CLI and a config file say them. */
+static const char *recorded_by(unsigned need) {
+    switch (need) {
+    case LP_NEED_CPU_MEM:
+        return "--memory (memory: true)";
+    case LP_NEED_CUDA_MEM:
+        return "--device cuda with --memory";
+    case LP_NEED_CUDA_TIME:
+        return "--device cuda (with CUDA timing on)";
+    default:
+        return "an option this column needs";
+    }
+}
+
+static int check_one(const char *id, const char *where, unsigned recorded) {
+    const lp_column *col = lp_column_find(id);
+    unsigned missing = col ? col->needs & ~recorded : 0;
+    if (!missing) return LP_OK;
+    unsigned need = missing & -missing; /* the lowest one: one reason at a time */
+    return lp_error_set(LP_ERR_INVALID, "%s '%s' is recorded only with %s", where, id,
+                        recorded_by(need));
+}
+
+int lp_columns_check_recorded(const char *const *ids, size_t n, const char *sort,
+                              unsigned recorded) {
+    for (size_t i = 0; i < n; i++) {
+        int rc = check_one(ids[i], "column", recorded);
+        if (rc) return rc;
+    }
+    return sort ? check_one(sort, "sort key", recorded) : LP_OK;
+}
+
 int lp_column_format(const lp_column *col, const lp_figures *fig, double value, lp_units units,
                      char *buf, size_t size) {
     if (isnan(value) && !col->text) return snprintf(buf, size, "-"); /* no estimate (get_std) */

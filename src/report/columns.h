@@ -69,6 +69,12 @@ int lp_column_lookup(const char *id, const char *what, const lp_column **out);
  * LP_NEED_OUT_SHAPE: the exit markers take the calls' outputs). */
 int lp_columns_any(const char *const *ids, size_t n, unsigned needs, unsigned groups);
 
+/* Before a run: LP_ERR_INVALID when one of `ids` or the `sort` key (NULL: none) needs a
+ * recording that `recorded` (LP_NEED_* bits) lacks, with a message naming the column, where it
+ * was asked for and the option that records it, rather than a table with an empty column. */
+int lp_columns_check_recorded(const char *const *ids, size_t n, const char *sort,
+                              unsigned recorded);
+
 /* The cell's text for a value from lp_column_value: the column's text, or its number formatted. */
 int lp_column_format(const lp_column *col, const lp_figures *fig, double value, lp_units units,
                      char *buf, size_t size);

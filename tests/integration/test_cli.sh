@@ -372,11 +372,13 @@ else
 fi
 check_tree "--output FILE" "$TMP/report.txt" 68 ""
 
-# ---- bad model files (exit 1: runtime failure, the model cannot be loaded) ---------------------------
-expect_error "missing file" 1 "nosuch\.pt.*(no such file|cannot open)" -- "$TMP/nosuch.pt"
-expect_error "a directory" 1 "adir\.pt" -- "$TMP/adir.pt"
-expect_error "empty file" 1 "empty\.pt" -- "$TMP/empty.pt"
-expect_error "text file" 1 "text\.pt.*torchscript" -- "$TMP/text.pt"
+# ---- bad model files: a wrong path is the user's to change (exit 2); a file that is no model, or
+# one libtorch cannot load, fails at run time (exit 1). Each gets its own reason (README: exit
+# status).
+expect_error "missing file" 2 "model '.*nosuch\.pt' does not exist\$" -- "$TMP/nosuch.pt"
+expect_error "a directory" 2 "model '.*adir\.pt' is a directory: give the model file" -- "$TMP/adir.pt"
+expect_error "empty file" 1 "model '.*empty\.pt' is empty \(0 bytes\)\$" -- "$TMP/empty.pt"
+expect_error "text file" 1 "text\.pt' is not a model: torchscript files and aotinductor packages are zip archives" -- "$TMP/text.pt"
 expect_error "truncated .pt" 1 "truncated\.pt.*torchscript" -- "$TMP/truncated.pt"
 expect_error "corrupted zip" 1 "corrupt\.pt" -- "$TMP/corrupt.pt"
 if [ -f "$TMP/notscript.pt" ]; then
@@ -384,6 +386,14 @@ if [ -f "$TMP/notscript.pt" ]; then
 else
     echo "SKIP: zip, not TorchScript (no python3 with zipfile, no zip)"
 fi
+
+# ---- a figure this run does not record: a usage error naming the option that records it --------------
+expect_error "--sort peak_cpu_mem without --memory" 2 \
+    "^layerprof: error: sort key 'peak_cpu_mem' is recorded only with --memory \\(memory: true\\)\$" -- \
+    "$NESTED" --sort peak_cpu_mem
+expect_error "--columns cuda_total on the CPU" 2 \
+    "^layerprof: error: column 'cuda_total' is recorded only with --device cuda" -- \
+    "$NESTED" --columns self_cpu,cuda_total
 
 # ---- inputs the model rejects: libtorch's reason in the one line (exit 1) ------------------------------
 # Inputs that do not fit forward's signature: TorchScript's complaint, the whole signature, and

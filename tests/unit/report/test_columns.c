@@ -192,8 +192,26 @@ static void model_figure_columns(void **state) {
     assert_string_equal(small, "[1, 6");
 }
 
+/* A column or sort key whose figure the run will not record is refused before it, naming the
+ * option that records it; what is recorded passes. */
+static void columns_a_run_will_not_record_are_refused(void **state) {
+    (void)state;
+    const char *const ids[] = {"self_cpu", "peak_cpu_mem"};
+    assert_int_equal(lp_columns_check_recorded(ids, 2, NULL, 0), LP_ERR_INVALID);
+    assert_string_equal(lp_error_last(),
+                        "column 'peak_cpu_mem' is recorded only with --memory (memory: true)");
+    assert_int_equal(lp_columns_check_recorded(ids, 2, NULL, LP_NEED_CPU_MEM), LP_OK);
+    assert_int_equal(lp_columns_check_recorded(NULL, 0, "cuda_total", LP_NEED_CPU_MEM),
+                     LP_ERR_INVALID);
+    assert_non_null(
+        strstr(lp_error_last(), "sort key 'cuda_total' is recorded only with --device cuda"));
+    assert_int_equal(lp_columns_check_recorded(NULL, 0, "self_cpu", 0), LP_OK);
+    assert_int_equal(lp_columns_check_recorded(NULL, 0, NULL, 0), LP_OK);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(columns_a_run_will_not_record_are_refused),
         cmocka_unit_test(stat_columns_show_per_call_values_independent_of_iterations),
         cmocka_unit_test(model_figure_columns),
         cmocka_unit_test(stat_columns_are_blank_without_calls_or_a_base),
