@@ -332,7 +332,7 @@ typedef void (*lp_cycle_fn)(lp_session *session, int cycle, void *payload);
  * `libraries` and structured inputs. 4: adds the sampling fields and `metrics_depth`. Versions
  * name fields; the layout is this SONAME's (0.2 made lp_input_spec.file a pointer, in every
  * version). */
-#define LP_OPTIONS_VERSION 4
+#define LP_OPTIONS_VERSION 5
 
 /* Where lp_options_set makes the strings and arrays it sets point (opaque). */
 typedef struct lp_options_store lp_options_store;
@@ -428,6 +428,11 @@ typedef struct lp_options {
      * depth (its self time then includes theirs), which bounds the series; -1: no limit. Default
      * 1: a resnet50 (or resnet18) gives 11 modules, 420 series (docs/sampling.md). */
     int metrics_depth;
+
+    /* Version 5: the tree and markdown views leave out modules that were not profiled and hold
+     * no profiled module (with paths selected: everything outside them but their ancestors).
+     * Default 0: every module has its row. */
+    int prune;
 } lp_options;
 
 /* Fills `opts` with the defaults (the table's: docs/config.md) as a struct of `version`, writing

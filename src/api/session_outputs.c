@@ -187,6 +187,7 @@ int lp_session_render(lp_session *s, lp_format format, FILE *out) {
     ro.n_columns = s->opts.n_columns;
     ro.units = s->opts.units;
     ro.ascii = s->opts.ascii;
+    ro.prune = s->opts.prune;
     ro.show_ops = s->opts.events;
     const char *notes[LP_MAX_NOTES + 3 + 2 + 6 + 5];
     size_t n = 0;

@@ -17,6 +17,8 @@ size_t lp_options_size_of(unsigned version) {
     case 3:
         return offsetof(lp_options, sample_every);
     case 4:
+        return offsetof(lp_options, prune);
+    case 5:
         return sizeof(lp_options);
     default:
         return 0;

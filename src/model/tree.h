@@ -204,8 +204,9 @@ void lp_tree_mark_measured(lp_tree *t, const uint8_t *roots);
  * by level by (name, shapes), so its op rows and its "(self)" remainder still add up to its self
  * time. A row that was not measured itself (paths selected below it) stands for time only: the
  * hidden measured modules' selves, and as total the totals of the topmost of them. `depth` < 0
- * copies everything. */
-int lp_tree_fold(const lp_tree *from, int depth, lp_tree *out);
+ * copies every depth. `prune` also leaves out every module that was not profiled (not selected)
+ * and holds none that was: rows of no figure, so nothing is lost. */
+int lp_tree_fold(const lp_tree *from, int depth, int prune, lp_tree *out);
 
 /* Fills every node's and op row's fig.share_base_ns: the total of its nearest LP_NODE_CONTEXT
  * ancestor; the root's total for context nodes, the root, and trees without contexts. */

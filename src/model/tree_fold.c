@@ -65,6 +65,10 @@ static int fold_ops(const lp_tree *from, const int32_t *row_of, lp_tree *out) {
         const lp_op_node *o = &from->ops[i];
         int32_t module = row_of[o->module];
         int32_t parent = o->parent_op >= 0 ? op_of[o->parent_op] : -1;
+        if (module < 0) { /* a pruned module's: it had none, being unprofiled */
+            op_of[i] = -1;
+            continue;
+        }
         int32_t r = find_sibling(out, module, parent, o);
         if (r >= 0) {
             lp_figures_merge(&out->ops[r].fig, &o->fig);
@@ -79,7 +83,19 @@ static int fold_ops(const lp_tree *from, const int32_t *row_of, lp_tree *out) {
     return rc < 0 ? rc : LP_OK;
 }
 
-int lp_tree_fold(const lp_tree *from, int depth, lp_tree *out) {
+/* Per node: it was profiled, or holds a module that was (what --prune keeps). */
+static uint8_t *profiled_within(const lp_tree *t) {
+    uint8_t *keep = calloc(t->n_nodes ? t->n_nodes : 1, 1);
+    if (!keep) return NULL;
+    for (size_t i = t->n_nodes; i-- > 0;) { /* children after their parent: one reverse pass */
+        if (t->nodes[i].selected) keep[i] = 1;
+        if (keep[i] && t->nodes[i].parent >= 0) keep[t->nodes[i].parent] = 1;
+    }
+    keep[0] = 1; /* the root always has its row */
+    return keep;
+}
+
+int lp_tree_fold(const lp_tree *from, int depth, int prune, lp_tree *out) {
     lp_tree_init(out);
     out->iterations = from->iterations;
     memcpy(out->has_memory, from->has_memory, sizeof out->has_memory);
@@ -92,10 +108,15 @@ int lp_tree_fold(const lp_tree *from, int depth, lp_tree *out) {
     int32_t *row_of = malloc(n * sizeof *row_of); /* from's node -> the row showing it */
     uint8_t *row_measured = calloc(n, 1);         /* per row: measured before anything folded in */
     uint8_t *inside = calloc(n, 1); /* per hidden node: a measured hidden module encloses it */
-    if (!row_of || !row_measured || !inside)
+    uint8_t *keep = prune ? profiled_within(from) : NULL;
+    if (!row_of || !row_measured || !inside || (prune && !keep))
         rc = lp_error_set(LP_ERR_NOMEM, "out of memory folding the tree");
     for (size_t i = 0; i < from->n_nodes && rc >= 0; i++) {
         const lp_tree_node *h = &from->nodes[i];
+        if (keep && !keep[i]) { /* pruned: no figure, no op row, nothing below that has one */
+            row_of[i] = -1;
+            continue;
+        }
         if (depth < 0 || h->depth <= depth) {
             int32_t parent = h->parent >= 0 ? row_of[h->parent] : -1;
             rc = lp_tree_add_named(out, h->path, h->name, h->class_name, h->kind, parent);
@@ -114,6 +135,7 @@ int lp_tree_fold(const lp_tree *from, int depth, lp_tree *out) {
     free(row_of);
     free(row_measured);
     free(inside);
+    free(keep);
     if (rc < 0) {
         lp_tree_free(out);
         return rc;

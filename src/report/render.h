@@ -23,6 +23,7 @@ typedef struct lp_render_opts {
     size_t n_columns; /* 0: default columns for what the tree holds */
     lp_units units;
     int ascii;
+    int prune;                /* leave out unprofiled modules holding no profiled one */
     int show_ops;             /* op rows under modules (when the tree has them) */
     const char *const *notes; /* lines printed under the table (mode, warnings) */
     size_t n_notes;

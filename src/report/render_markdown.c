@@ -112,8 +112,8 @@ int lp_render_markdown(const lp_tree *tree, const lp_render_opts *ro, const json
     int rc = lp_render_begin(tree, out, &ro, &defaults, m.cols, &m.n_cols);
     if (rc) return rc;
     lp_tree folded;
-    int fold = ro->depth >= 0;
-    if (fold && (rc = lp_tree_fold(tree, ro->depth, &folded)) != LP_OK) return rc;
+    int fold = ro->depth >= 0 || ro->prune;
+    if (fold && (rc = lp_tree_fold(tree, ro->depth, ro->prune, &folded)) != LP_OK) return rc;
     const lp_tree *t = fold ? &folded : tree;
     m.t = t;
     m.ro = ro;

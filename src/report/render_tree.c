@@ -472,8 +472,8 @@ int lp_render_tree(const lp_tree *tree, const lp_render_opts *ro, FILE *out) {
     int rc = lp_render_begin(tree, out, &ro, &defaults, r.cols, &r.n_cols);
     if (rc != LP_OK) return rc;
     lp_tree folded;
-    int fold = ro->depth >= 0;
-    if (fold && (rc = lp_tree_fold(tree, ro->depth, &folded)) != LP_OK) return rc;
+    int fold = ro->depth >= 0 || ro->prune;
+    if (fold && (rc = lp_tree_fold(tree, ro->depth, ro->prune, &folded)) != LP_OK) return rc;
     r.t = fold ? &folded : tree;
     r.raw = tree;
     r.ro = ro;

@@ -3,7 +3,8 @@
  *     check_fold REPORT.json...
  *
  * Each report (a real run's JSON, written by test_fold.sh) is folded at every depth from 0 to its
- * deepest module and without a limit (lp_tree_fold, what the tree and markdown views draw), and
+ * deepest module and without a limit, with --prune and without (lp_tree_fold, what the tree and
+ * markdown views draw), and
  * every folded tree must keep these, for every row and every additive column:
  *   - rows add up: a measured row's total is its self plus its shown children's totals, in CPU
  *     time and in FLOPs;
@@ -76,9 +77,9 @@ static hidden_sums sums_under(const lp_tree *t, int32_t s, int depth) {
     return h;
 }
 
-static void check_depth(const char *name, const lp_tree *src, int depth) {
+static void check_depth(const char *name, const lp_tree *src, int depth, int prune) {
     lp_tree f;
-    if (lp_tree_fold(src, depth, &f) != LP_OK) {
+    if (lp_tree_fold(src, depth, prune, &f) != LP_OK) {
         problem(name, depth, "lp_tree_fold failed: %s", lp_error_last());
         return;
     }
@@ -106,9 +107,9 @@ static void check_depth(const char *name, const lp_tree *src, int depth) {
                         (unsigned long long)n->fig.self_ns, (unsigned long long)kids,
                         (unsigned long long)n->fig.total_ns);
             if (f.has_flops && all_shown && n->fig.flops_self + kid_flops != n->fig.flops_total)
-                problem(name, depth, "'%s': self FLOPs %llu + children %llu != FLOPs %llu",
-                        n->path, (unsigned long long)n->fig.flops_self,
-                        (unsigned long long)kid_flops, (unsigned long long)n->fig.flops_total);
+                problem(name, depth, "'%s': self FLOPs %llu + children %llu != FLOPs %llu", n->path,
+                        (unsigned long long)n->fig.flops_self, (unsigned long long)kid_flops,
+                        (unsigned long long)n->fig.flops_total);
         }
         /* A folded row is the sum of what it hides. */
         if (n->folded) {
@@ -133,10 +134,10 @@ static void check_depth(const char *name, const lp_tree *src, int depth) {
                             (unsigned long long)sn->fig.size.params);
             } else if (h.self_ns &&
                        (n->fig.self_ns != h.self_ns || n->fig.total_ns != h.top_total_ns)) {
-                problem(name, depth, "'%s' stands for %llu ns self, %llu ns total; shows %llu, %llu",
-                        n->path, (unsigned long long)h.self_ns,
-                        (unsigned long long)h.top_total_ns, (unsigned long long)n->fig.self_ns,
-                        (unsigned long long)n->fig.total_ns);
+                problem(name, depth,
+                        "'%s' stands for %llu ns self, %llu ns total; shows %llu, %llu", n->path,
+                        (unsigned long long)h.self_ns, (unsigned long long)h.top_total_ns,
+                        (unsigned long long)n->fig.self_ns, (unsigned long long)n->fig.total_ns);
             }
         }
         /* Its top-level op rows fit in its self time. */
@@ -189,10 +190,11 @@ int main(int argc, char **argv) {
         int deepest = 0;
         for (size_t k = 0; k < t->n_nodes; k++)
             if (t->nodes[k].depth > deepest) deepest = t->nodes[k].depth;
-        for (int d = -1; d <= deepest; d++)
-            check_depth(argv[i], t, d);
-        printf("%s: %zu modules, %zu op rows, depths -1..%d: %s\n", argv[i], t->n_nodes, t->n_ops,
-               deepest, bad ? "FAILED" : "every property holds");
+        for (int prune = 0; prune <= 1; prune++)
+            for (int d = -1; d <= deepest; d++)
+                check_depth(argv[i], t, d, prune);
+        printf("%s: %zu modules, %zu op rows, depths -1..%d, pruned and not: %s\n", argv[i],
+               t->n_nodes, t->n_ops, deepest, bad ? "FAILED" : "every property holds");
         lp_report_free(r);
         if (bad) return 1;
     }

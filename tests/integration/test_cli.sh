@@ -279,6 +279,18 @@ else
     fi
 fi
 
+# --prune: with --path, only the selected modules and their ancestors have rows; the Total and the
+# selected rows' figures are those of the run without it.
+checks=$((checks + 1))
+run -- "$NESTED" --path block --prune "${FAST[@]}"
+if [ "$rc" -eq 0 ] && grep -q '^└── block ' "$OUT" && grep -q '^ └── proj ' "$OUT" &&
+    ! grep -Eq '── (stem|unused|pool|head) ' "$OUT" && grep -q '^Total ' "$OUT"; then
+    ok "--prune: the rows of block and its ancestors only"
+else
+    fail "--prune with --path block: exit $rc, or rows of unprofiled modules left"
+    sed 's/^/      | /' "$OUT" | head -15
+fi
+
 # The model's FLOPs line describes the whole model, or says it sums the selection: with --path the
 # rest of the model was not profiled, and its FLOPs were not counted.
 checks=$((checks + 1))

@@ -93,7 +93,7 @@ static void a_folded_row_holds_what_it_stands_for(void **state) {
     built b;
     build(&b);
     lp_tree f;
-    assert_int_equal(lp_tree_fold(&b.t, 1, &f), LP_OK);
+    assert_int_equal(lp_tree_fold(&b.t, 1, 0, &f), LP_OK);
     assert_int_equal(f.n_nodes, 3); /* Net, a, b */
     const lp_tree_node *a = &f.nodes[lp_tree_find(&f, "a")];
     assert_int_equal(a->folded, 4); /* x, deep, off, z */
@@ -135,7 +135,7 @@ static void an_unmeasured_row_stands_for_the_time_below_it(void **state) {
     built b;
     build(&b);
     lp_tree f;
-    assert_int_equal(lp_tree_fold(&b.t, 1, &f), LP_OK);
+    assert_int_equal(lp_tree_fold(&b.t, 1, 0, &f), LP_OK);
     const lp_tree_node *bb = &f.nodes[lp_tree_find(&f, "b")];
     assert_false(bb->selected);
     assert_int_equal(bb->folded, 1);
@@ -156,7 +156,7 @@ static void depth_zero_folds_the_whole_model_into_the_root(void **state) {
     built b;
     build(&b);
     lp_tree f;
-    assert_int_equal(lp_tree_fold(&b.t, 0, &f), LP_OK);
+    assert_int_equal(lp_tree_fold(&b.t, 0, 0, &f), LP_OK);
     assert_int_equal(f.n_nodes, 1);
     assert_int_equal(f.nodes[0].folded, 7);
     assert_int_equal(f.nodes[0].fig.self_ns, 1000); /* 300 + 400 + 300 */
@@ -172,7 +172,7 @@ static void no_limit_copies_the_tree(void **state) {
     built b;
     build(&b);
     lp_tree f;
-    assert_int_equal(lp_tree_fold(&b.t, -1, &f), LP_OK);
+    assert_int_equal(lp_tree_fold(&b.t, -1, 0, &f), LP_OK);
     assert_int_equal(f.n_nodes, b.t.n_nodes);
     assert_int_equal(f.n_ops, b.t.n_ops);
     for (size_t i = 0; i < f.n_nodes; i++) {
