@@ -16,19 +16,24 @@
  *     and self times sum to the recorded ones, and each row's top-level op rows fit in its self
  *     time (its "(self)" row is the rest);
  *   - the model's lines do not move with the view: the root's total, calls, FLOPs and
- *     parameters are the same at every depth.
+ *     parameters are the same at every depth;
+ *   - the views agree with the report: the tree view's Self and Total cells at that depth are
+ *     the folded figures (to the printed ns), and the CSV's are the report's (JSON) figures.
  * Times are integer ns from one clock: sums must agree to 1 ns per row (the collector's own
  * rounding of per-call selves). Prints one line per report; exits 1 on the first report that
  * breaks a property, after listing what broke. */
+#define _POSIX_C_SOURCE 200809L /* open_memstream */
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/units.h"
 #include "layerprof.h"
 #include "model/tree.h"
 #include "report/json_report.h"
+#include "report/render.h"
 
 static int bad;
 
@@ -175,6 +180,109 @@ static void check_depth(const char *name, const lp_tree *src, int depth, int pru
     lp_tree_free(&f);
 }
 
+/* The i-th " | "-separated cell of a table line, trimmed, into buf ("" past the last). The
+ * renderer strips trailing blanks, so a line of blank last cells ends in " |": it gets its space
+ * back first. */
+static void cell_of(const char *line, int i, char *buf, size_t size) {
+    char copy[4096];
+    size_t len = strcspn(line, "\n");
+    if (len > sizeof copy - 2) len = sizeof copy - 2;
+    memcpy(copy, line, len);
+    copy[len] = ' ';
+    copy[len + 1] = '\0';
+    const char *p = copy;
+    for (int k = 0; k < i && p; k++)
+        p = strstr(p, " | ") ? strstr(p, " | ") + 3 : NULL;
+    size_t n = 0;
+    if (p) {
+        const char *end = strstr(p, " | ");
+        n = end ? (size_t)(end - p) : strlen(p);
+    }
+    while (n > 0 && p[n - 1] == ' ')
+        n--;
+    while (n > 0 && *p == ' ')
+        p++, n--;
+    if (n >= size) n = size - 1;
+    memcpy(buf, p ? p : "", n);
+    buf[n] = '\0';
+}
+
+static char *render_to_text(const lp_tree *t, const lp_render_opts *ro, int csv) {
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f) return NULL;
+    int rc = csv ? lp_render_csv(t, ro, f) : lp_render_tree(t, ro, f);
+    fclose(f);
+    if (rc != LP_OK) {
+        free(text);
+        return NULL;
+    }
+    return text;
+}
+
+/* The tree view at this depth draws the folded figures, row for row in model order; the CSV (the
+ * whole tree) draws the report's. Times are compared as printed: in us with 3 decimals. */
+static void check_views(const char *name, const lp_tree *src, int depth, int prune) {
+    static const char *const cols[] = {"self_cpu", "cpu_total"};
+    lp_render_opts ro;
+    lp_render_opts_init(&ro);
+    ro.depth = depth;
+    ro.prune = prune;
+    ro.columns = cols;
+    ro.n_columns = 2;
+    ro.units = LP_UNITS_US;
+    ro.show_ops = 0;
+    lp_tree f;
+    char *tree = render_to_text(src, &ro, 0), *csv = render_to_text(src, &ro, 1);
+    if (!tree || !csv || lp_tree_fold(src, depth, prune, &f) != LP_OK) {
+        problem(name, depth, "rendering failed: %s", lp_error_last());
+        free(tree);
+        free(csv);
+        return;
+    }
+    double it = (double)f.iterations;
+    const char *line = strchr(tree, '\n');
+    line = line ? strchr(line + 1, '\n') : NULL; /* past the header and its rule */
+    for (size_t i = 0; i < f.n_nodes && line; i++, line = strchr(line, '\n')) {
+        line++;
+        const lp_tree_node *n = &f.nodes[i];
+        int shown = measured(n) || stands_in(n);
+        uint64_t v[2] = {n->fig.self_ns, n->fig.total_ns};
+        for (int c = 0; c < 2; c++) {
+            char got[64], want[64] = "";
+            cell_of(line, c + 1, got, sizeof got);
+            if (shown) lp_format_time((double)v[c] / it, LP_UNITS_US, want, sizeof want);
+            if (strcmp(got, want) != 0)
+                problem(name, depth, "tree row '%s' shows %s '%s', the figures say '%s'", n->path,
+                        cols[c], got, want);
+        }
+    }
+    line = strchr(csv, '\n'); /* past the header */
+    for (size_t i = 0; i < src->n_nodes && line; i++, line = strchr(line, '\n')) {
+        line++;
+        const lp_tree_node *n = &src->nodes[i];
+        /* the last two fields: self_cpu_ns, cpu_total_ns (per iteration) */
+        const char *end = line + strcspn(line, "\r\n"), *c2 = end, *c1;
+        while (c2 > line && c2[-1] != ',')
+            c2--;
+        c1 = c2 - 1;
+        while (c1 > line && c1[-1] != ',')
+            c1--;
+        int has = n->selected && n->fig.calls > 0;
+        double got[2] = {atof(c1), atof(c2)};
+        double want[2] = {(double)n->fig.self_ns / it, (double)n->fig.total_ns / it};
+        for (int c = 0; c < 2; c++)
+            if (has ? (got[c] - want[c] > 0.001 || want[c] - got[c] > 0.001)
+                    : (c ? *c2 != '\r' && *c2 != '\n' : *c1 != ','))
+                problem(name, depth, "CSV row '%s': %s %.3f, the report says %.3f", n->path,
+                        cols[c], got[c], has ? want[c] : 0.0);
+    }
+    lp_tree_free(&f);
+    free(tree);
+    free(csv);
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) {
         fprintf(stderr, "usage: %s REPORT.json...\n", argv[0]);
@@ -191,8 +299,10 @@ int main(int argc, char **argv) {
         for (size_t k = 0; k < t->n_nodes; k++)
             if (t->nodes[k].depth > deepest) deepest = t->nodes[k].depth;
         for (int prune = 0; prune <= 1; prune++)
-            for (int d = -1; d <= deepest; d++)
+            for (int d = -1; d <= deepest; d++) {
                 check_depth(argv[i], t, d, prune);
+                check_views(argv[i], t, d, prune);
+            }
         printf("%s: %zu modules, %zu op rows, depths -1..%d, pruned and not: %s\n", argv[i],
                t->n_nodes, t->n_ops, deepest, bad ? "FAILED" : "every property holds");
         lp_report_free(r);
