@@ -3,7 +3,8 @@
 #   test_pt2_refused.sh LAYERPROF WORK_DIR
 lp=$1
 pkg=$2/refused.pt2
-printf 'PK' > "$pkg"
+# A zip's first bytes, as every package has them (a file that is no zip is refused as no model first)
+printf 'PK\003\004' > "$pkg"
 out=$("$lp" "$pkg" 2>&1)
 rc=$?
 lines=$(printf '%s\n' "$out" | grep -c .)
