@@ -38,7 +38,7 @@ foreach(name test_cuda_device test_cuda_gpu)
 endforeach()
 
 add_test(NAME integration.cuda_device COMMAND test_cuda_device $<TARGET_FILE:layerprof>)
-set_tests_properties(integration.cuda_device PROPERTIES LABELS integration TIMEOUT 300)
+set_tests_properties(integration.cuda_device PROPERTIES LABELS integration TIMEOUT ${LP_TEST_TIMEOUT})
 
 add_test(NAME gpu.cuda COMMAND test_cuda_gpu)
-set_tests_properties(gpu.cuda PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 TIMEOUT 600)
+set_tests_properties(gpu.cuda PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 TIMEOUT ${LP_TEST_TIMEOUT})

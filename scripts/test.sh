@@ -8,7 +8,7 @@ status=0
 run_suite() { # NAME DIR [ENV_FILE: sourced for this suite only]
   echo "=== $1: ctest in $2"
   if ! ( if [ -n "${3:-}" ]; then source "$3"; fi
-         ctest --test-dir "$2" --output-on-failure --timeout 900 ); then
+         ctest --test-dir "$2" --output-on-failure --timeout 1800 ); then
     echo "=== $1: FAILED"; status=1
   fi
 }

@@ -12,7 +12,7 @@ add_test(NAME integration.attach COMMAND test_attach)
 add_test(NAME examples.attach
          COMMAND ${LP_BASH} ${CMAKE_CURRENT_SOURCE_DIR}/test_attach_example.sh $<TARGET_FILE:attach>
                  $<TARGET_FILE:layerprof> ${LP_MODELS_DIR}/nested.pt 1x3x16x16)
-set_tests_properties(integration.attach examples.attach PROPERTIES LABELS "integration" TIMEOUT 300)
+set_tests_properties(integration.attach examples.attach PROPERTIES LABELS "integration" TIMEOUT ${LP_TEST_TIMEOUT})
 
 # A live session under load: 4 threads of forwards and a reader of the exposition
 # (docs/sampling.md). Under ThreadSanitizer too, in its own build (tests/integration/tsan.sh).
@@ -23,4 +23,4 @@ if(TARGET models)
   add_dependencies(test_live models)
 endif()
 add_test(NAME integration.live COMMAND test_live)
-set_tests_properties(integration.live PROPERTIES LABELS "integration" TIMEOUT 300)
+set_tests_properties(integration.live PROPERTIES LABELS "integration" TIMEOUT ${LP_TEST_TIMEOUT})

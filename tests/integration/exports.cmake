@@ -30,5 +30,5 @@ add_test(NAME integration.exports_html
                  $<TARGET_FILE:layerprof> ${LP_MODELS_DIR} ${CMAKE_CURRENT_BINARY_DIR}/exports_html)
 
 set_tests_properties(integration.exports integration.exports_cli integration.exports_html
-                     PROPERTIES LABELS integration TIMEOUT 300 SKIP_RETURN_CODE 77
+                     PROPERTIES LABELS integration TIMEOUT ${LP_TEST_TIMEOUT} SKIP_RETURN_CODE 77
                      ENVIRONMENT "LP_MODELS_DIR=${LP_MODELS_DIR}")

@@ -10,7 +10,7 @@ if(LP_TORCH_VERSION VERSION_GREATER_EQUAL 2)
 endif()
 add_test(NAME integration.fold COMMAND ${LP_BASH} ${CMAKE_CURRENT_SOURCE_DIR}/test_fold.sh
                                        ${_lp_fold_args})
-set_tests_properties(integration.fold PROPERTIES LABELS integration TIMEOUT 600)
+set_tests_properties(integration.fold PROPERTIES LABELS integration TIMEOUT ${LP_TEST_TIMEOUT})
 if(LP_TORCH_VERSION VERSION_GREATER_EQUAL 2)
   set_tests_properties(integration.fold PROPERTIES FIXTURES_REQUIRED pt2_packages)
 endif()

@@ -10,18 +10,18 @@ if(LP_TORCH_VERSION VERSION_GREATER_EQUAL 2)
   add_test(NAME integration.pt2_export
            COMMAND ${LP_TORCH2_PYTHON} -W ignore ${CMAKE_CURRENT_SOURCE_DIR}/pt2_models.py
                    ${CMAKE_CURRENT_BINARY_DIR}/pt2)
-  set_tests_properties(integration.pt2_export PROPERTIES LABELS "integration;pt2" TIMEOUT 1200
+  set_tests_properties(integration.pt2_export PROPERTIES LABELS "integration;pt2" TIMEOUT ${LP_TEST_TIMEOUT}
                        FIXTURES_SETUP pt2_packages)
   add_test(NAME integration.pt2
            COMMAND ${LP_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/check_pt2.py $<TARGET_FILE:layerprof>
                    ${CMAKE_CURRENT_BINARY_DIR}/pt2)
-  set_tests_properties(integration.pt2 PROPERTIES LABELS "integration;pt2" TIMEOUT 900
+  set_tests_properties(integration.pt2 PROPERTIES LABELS "integration;pt2" TIMEOUT ${LP_TEST_TIMEOUT}
                        FIXTURES_REQUIRED pt2_packages)
 else()
   add_test(NAME integration.pt2
            COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/test_pt2_refused.sh $<TARGET_FILE:layerprof>
                    ${CMAKE_CURRENT_BINARY_DIR})
-  set_tests_properties(integration.pt2 PROPERTIES LABELS "integration;pt2" TIMEOUT 120)
+  set_tests_properties(integration.pt2 PROPERTIES LABELS "integration;pt2" TIMEOUT ${LP_TEST_TIMEOUT})
 endif()
 
 # A package the program loaded itself (layerprof_pt2.hpp), against the CLI's sessions on the same
@@ -34,5 +34,5 @@ if(LP_TORCH_VERSION VERSION_GREATER_EQUAL 2)
            COMMAND ${LP_BASH} ${CMAKE_CURRENT_SOURCE_DIR}/test_attach_pt2_example.sh
                    $<TARGET_FILE:attach_pt2> $<TARGET_FILE:layerprof> ${CMAKE_CURRENT_BINARY_DIR}/pt2)
   set_tests_properties(integration.attach_pt2 examples.attach_pt2 PROPERTIES
-                       LABELS "integration;pt2" TIMEOUT 600 FIXTURES_REQUIRED pt2_packages)
+                       LABELS "integration;pt2" TIMEOUT ${LP_TEST_TIMEOUT} FIXTURES_REQUIRED pt2_packages)
 endif()

@@ -12,7 +12,7 @@ add_test(NAME integration.regions_example
          COMMAND ${LP_BASH} ${CMAKE_CURRENT_SOURCE_DIR}/test_regions_example.sh
                  $<TARGET_FILE:regions> ${LP_MODELS_DIR})
 set_tests_properties(integration.regions integration.regions_example PROPERTIES
-                     LABELS integration TIMEOUT 300)
+                     LABELS integration TIMEOUT ${LP_TEST_TIMEOUT})
 
 # What getters hand out stays valid until lp_session_close, through recompositions
 # (test_getter_lifetimes.c; the sanitizer build catches a dangling pointer at once).
@@ -24,4 +24,4 @@ if(TARGET models)
   add_dependencies(test_getter_lifetimes models)
 endif()
 add_test(NAME integration.getter_lifetimes COMMAND test_getter_lifetimes)
-set_tests_properties(integration.getter_lifetimes PROPERTIES LABELS integration TIMEOUT 300)
+set_tests_properties(integration.getter_lifetimes PROPERTIES LABELS integration TIMEOUT ${LP_TEST_TIMEOUT})

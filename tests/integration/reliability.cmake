@@ -45,7 +45,7 @@ set_tests_properties(integration.api_null integration.outputs integration.thread
                      integration.sessions_loop integration.other_profiler
                      integration.shim_errors integration.stop PROPERTIES
                      LABELS "integration;reliability"
-                     TIMEOUT 600)
+                     TIMEOUT ${LP_TEST_TIMEOUT})
 
 # leak.cli: the CLI on a real model with memory and op events, checked for leaks. The sanitizer
 # build has LeakSanitizer built in; otherwise valgrind, when installed. Leaks that are libtorch's
@@ -56,7 +56,7 @@ if(LP_SANITIZE)
   add_test(NAME leak.cli COMMAND $<TARGET_FILE:layerprof> ${LP_LEAK_ARGS})
   set_tests_properties(leak.cli PROPERTIES
                        LABELS leak
-                       TIMEOUT 120
+                       TIMEOUT ${LP_TEST_TIMEOUT}
                        ENVIRONMENT
                        "ASAN_OPTIONS=detect_leaks=1;LSAN_OPTIONS=suppressions=${CMAKE_SOURCE_DIR}/tests/lsan.supp:print_suppressions=0")
 else()
@@ -67,7 +67,7 @@ else()
                      --suppressions=${CMAKE_SOURCE_DIR}/tests/valgrind.supp
                      $<TARGET_FILE:layerprof> ${LP_LEAK_ARGS})
     # About 45 s (libtorch 1.13) to 70 s (2.x) of CPU; the timeout leaves room for a loaded machine.
-    set_tests_properties(leak.cli PROPERTIES LABELS leak TIMEOUT 300)
+    set_tests_properties(leak.cli PROPERTIES LABELS leak TIMEOUT ${LP_TEST_TIMEOUT})
   else()
     message(STATUS "layerprof: no valgrind, so no leak.cli test in this (non-sanitizer) build")
   endif()

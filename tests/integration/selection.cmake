@@ -12,5 +12,5 @@ endif()
 add_test(NAME integration.selection COMMAND test_selection $<TARGET_FILE:layerprof>)
 set_tests_properties(integration.selection PROPERTIES
                      LABELS integration
-                     TIMEOUT 300
+                     TIMEOUT ${LP_TEST_TIMEOUT}
                      ENVIRONMENT "LP_MODELS_DIR=${LP_MODELS_DIR}")

@@ -8,5 +8,5 @@ if(TARGET layerprof-serve)
   add_test(NAME integration.prometheus
            COMMAND ${LP_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/test_prometheus.py ${lp_serve_args})
   set_tests_properties(examples.serve integration.prometheus PROPERTIES
-                       LABELS "integration" TIMEOUT 300 SKIP_RETURN_CODE 77)
+                       LABELS "integration" TIMEOUT ${LP_TEST_TIMEOUT} SKIP_RETURN_CODE 77)
 endif()
