@@ -441,12 +441,16 @@ int lp_report_render(const lp_report *r, lp_format format, const lp_options *dis
         int rc = lp_render_check_opts(&ro);
         if (rc) return rc;
     }
-    /* The run's notes (mode, warnings) read the same under a re-rendered table. */
-    const char *notes[16];
+    /* The run's notes (mode, warnings) read the same under a re-rendered table: every one. */
     json_t *jn = json_object_get(r->run, "notes");
-    for (size_t i = 0; i < json_array_size(jn) && ro.n_notes < 16; i++)
+    size_t n_json = json_array_size(jn);
+    const char **notes = n_json ? malloc(n_json * sizeof *notes) : NULL;
+    if (n_json && !notes) return lp_error_set(LP_ERR_NOMEM, "out of memory reading the notes");
+    for (size_t i = 0; i < n_json; i++)
         if (json_is_string(json_array_get(jn, i)))
             notes[ro.n_notes++] = json_string_value(json_array_get(jn, i));
     ro.notes = notes;
-    return lp_render_format(format, &r->tree, NULL, r->run, &ro, out);
+    int rc = lp_render_format(format, &r->tree, NULL, r->run, &ro, out);
+    free(notes);
+    return rc;
 }
