@@ -1,5 +1,5 @@
 /* bench_torch.c: layerprof's overhead on real models, its report generation time, and its memory
- * over iterations. Drives the shim and the collector directly, as src/api/session_run.c does, so
+ * over iterations. Drives the shim and the collector directly, as src/api/session_forward.c does, so
  * unprofiled and profiled forwards can alternate on one loaded model.
  *
  *   lp_bench_torch overhead MODEL.pt --exec hooks|markers|opt [--name N] [--target-s S]

@@ -5,7 +5,6 @@
 #include <stdio.h>
 
 #include "api/session_internal.h"
-#include "base/clock.h"
 #include "base/error.h"
 #include "config/options_version.h"
 
@@ -55,33 +54,12 @@ int lp_session_forward_begin(lp_session *s) {
     if (s->in_forward)
         return lp_error_set(LP_ERR_STATE, "lp_session_forward_begin: a forward is already open: "
                                           "end it first (lp_session_forward_end)");
-    int profiled = session_profiling_now(s) && session_sample(s);
-    atomic_fetch_add(&s->forwards_seen, 1);
-    int rc = profiled ? session_apply_pending_clear(s) : LP_OK;
-    if (!rc && profiled) rc = session_target_for_forward(s);
-    if (!rc && profiled) rc = session_hooks_install(s);
-    if (!rc) rc = lps_forward_enter(s->model);
-    if (rc) {
-        session_hooks_remove(s);
-        return rc;
-    }
+    session_forward *f = &s->program_fwd;
+    int rc = session_forward_begin(s, f, SESSION_FWD_SAMPLED | SESSION_FWD_PROGRAM);
+    if (!rc && (rc = lps_forward_enter(s->model))) session_forward_end(s, f, 0, 0, 0);
+    if (rc) return rc;
     s->in_forward = 1;
-    s->forward_profiled = profiled;
-    s->forward_t0 = s->sampler.budget > 0 ? lp_now_ns() : 0;
     return LP_OK;
-}
-
-/* TorchScript's profiling executor runs a module's first forwards unoptimised, recording shapes,
- * then optimises: profiling those says little about the model as it runs. */
-static void note_early_forward(lp_session *s) {
-    char n[16];
-    snprintf(n, sizeof n, "%d", s->attached_forwards);
-    session_add_note(
-        s,
-        "note: forward %s after attaching was profiled: TorchScript optimises a module "
-        "during its first 3 forwards, so run those unprofiled first "
-        "(layerprof::Session::warmup)",
-        n);
 }
 
 int lp_session_forward_end(lp_session *s, int completed) {
@@ -91,24 +69,9 @@ int lp_session_forward_end(lp_session *s, int completed) {
         return lp_error_set(LP_ERR_STATE, "lp_session_forward_end: no forward is open "
                                           "(lp_session_forward_begin was not called)");
     s->in_forward = 0;
-    s->attached_forwards++;
     int rc = lps_forward_leave(s->model, completed);
-    if (rc || !completed) {
-        lp_collector_reset_stacks(s->collector);
-    } else if (s->forward_profiled) {
-        atomic_fetch_add(&s->forwards_sampled, 1);
-        s->driver_ns += lps_last_forward_ns(s->model);
-        atomic_store(&s->dirty, 1);
-        rc = lp_cuda_prof_iteration_done(s->cuda, s->collector);
-        /* Once per session: the first such forward is the one worth naming. */
-        if (!s->pt2 && s->opts.mode != LP_MODE_HOOKS && s->attached_forwards <= 3 &&
-            !s->early_noted) {
-            s->early_noted = 1;
-            note_early_forward(s);
-        }
-    }
-    if (!rc && completed && s->sampler.budget > 0)
-        lp_sampler_observe(&s->sampler, s->forward_profiled, lp_now_ns() - s->forward_t0);
-    int hrc = session_hooks_remove(s); /* the program's other code runs unobserved */
-    return rc ? rc : hrc;
+    /* The program's forwards have no synced time: the program synchronises, not the session. */
+    int erc =
+        session_forward_end(s, &s->program_fwd, completed && !rc, lps_last_forward_ns(s->model), 0);
+    return rc ? rc : erc;
 }

@@ -2,19 +2,16 @@
  *
  * The api layer is the only one that talks to the shim. Each file has one job, and the files call
  * one way, down this list (ctest arch.rings fails on a ring):
- *   session_attach.c   a module the program holds, and the forwards it runs itself
- *   session_open.c     options copied, pre-flight checks, model, tree, inputs, collector; close
- *   session_regions.c  regions and contexts
- *   session_run.c      runs, single forwards, kept outputs: every forward goes through one function
- *   session_live.c     sampling; live forwards, on several threads at once
- *   session_steps.c    steps and the schedule's cycles; enable/disable
- *   session_outputs.c  rendering: run metadata, outputs, their file names (reads the figures)
- *   session_getters.c  nodes, op rows, run info (reads the figures)
- *   session_model_notes.c, session_pt2.c   the notes that describe the model
- *   session_merge.c    when the recording is finished (collect/recording.h does it); clearing
- *   session_hooks.c    the shim's hooks around forwards
- *   session_notes.c    the lines under the report's table
- *   op_libraries.c     custom-op libraries */
+ *   session_attach.c     a module or package the program holds; the forwards it runs itself
+ *   session_open.c       options copied, pre-flight checks, custom-op libraries, model, tree,
+ *                        inputs, collector; close
+ *   session_live.c       live forwards, on several threads at once
+ *   session_forward.c    one forward's lifecycle, which every forward goes through; the sampler's
+ *                        decision; runs, single forwards, kept outputs
+ *   session_steps.c      steps and the schedule's cycles; enable/disable; regions and contexts
+ *   session_read.c       getters, rendering, outputs and their file names (reads the figures)
+ *   session_recording.c  the shim's hooks; when the recording is merged into the report; clearing
+ *   session_notes.c      the lines under the report's table */
 #ifndef LP_SESSION_INTERNAL_H
 #define LP_SESSION_INTERNAL_H
 
@@ -30,12 +27,27 @@
 #include "collect/cuda_prof.h"
 #include "layerprof.h"
 #include "lp_shim.h"
+#include "base/note_list.h"
 #include "model/tree.h"
 
 _Static_assert((int)LPS_DEV_CPU == (int)LP_DEV_CPU && (int)LPS_DEV_CUDA == (int)LP_DEV_CUDA,
                "device ids agree");
 
-#define LP_MAX_NOTES 8
+/* One forward's lifecycle (session_forward.c). Every forward, whichever way it started, goes
+ * through session_forward_begin and session_forward_end; `how` says which way. */
+enum {
+    SESSION_FWD_SAMPLED = 1,     /* the sampler decides too (single and the program's forwards) */
+    SESSION_FWD_PROGRAM = 2,     /* the program runs it itself, on the module it attached */
+    SESSION_FWD_LIVE = 4,        /* any thread of a live session: no driving-thread state */
+    SESSION_FWD_UNPROFILED = 8,  /* a warm-up or a check: never recorded, not counted as seen */
+    SESSION_FWD_KEEP_HOOKS = 16, /* a run's iteration: the hooks stay until the run ends */
+};
+typedef struct session_forward {
+    unsigned how;
+    int profiled;
+    uint64_t ordinal; /* from 1, among the forwards the session saw; 0 for an unprofiled one */
+    uint64_t t0;      /* its start, for the sampler's budget */
+} session_forward;
 
 struct lp_session {
     lp_options opts; /* pointers below are the session's own copies */
@@ -53,9 +65,8 @@ struct lp_session {
     lp_collector *collector;
     uint8_t *selected;
     uint64_t driver_ns;
-    uint64_t synced_ns; /* the profiled forwards with their device synchronisation, summed */
-    char notes[LP_MAX_NOTES][256];
-    size_t n_notes;
+    uint64_t synced_ns;   /* the profiled forwards with their device synchronisation, summed */
+    lp_note_list notes;   /* the lines the session adds as it goes (session_notes.c) */
     char date[32];        /* ISO 8601 UTC of the last lp_session_run (or of the open) */
     int trace_done;       /* profiled iterations recorded on the timeline so far */
     lp_cuda_prof *cuda;   /* CUDA time per module and NVTX ranges; NULL when neither is on */
@@ -79,14 +90,13 @@ struct lp_session {
 
     /* lp_session_attach: the program's module, whose forwards the program runs itself. */
     int attached;
-    int pt2;               /* the model is an AOTInductor package (.pt2) */
-    int in_forward;        /* between lp_session_forward_begin and lp_session_forward_end */
-    int forward_profiled;  /* that forward is recorded */
-    uint64_t forward_t0;   /* its start, for the sampler's budget */
-    int attached_forwards; /* forwards run through begin/end since the module was attached */
-    int early_noted;       /* the note on profiling one of those first forwards was added */
-    int flops;             /* a flops column was asked for: ops' FLOPs are recorded */
-    int out_shape;         /* out_shape was asked for (markers mode): outputs' shapes recorded */
+    int pt2;                     /* the model is an AOTInductor package (.pt2) */
+    int in_forward;              /* between lp_session_forward_begin and _end (not live) */
+    session_forward program_fwd; /* that forward */
+    /* The first profiled forward among the program's first 3 (the report says so), 0: none. */
+    _Atomic uint64_t early_forward;
+    int flops;     /* a flops column was asked for: ops' FLOPs are recorded */
+    int out_shape; /* out_shape was asked for (markers mode): outputs' shapes recorded */
 
     /* Sampling and live forwards (session_live.c, docs/sampling.md). */
     int live;         /* forward_begin/_end may run on several threads at once */
@@ -95,7 +105,6 @@ struct lp_session {
     _Atomic int live_open;             /* live forwards open now, on any thread */
     _Atomic uint64_t live_driver_ns;   /* live profiled forwards' time, summed */
     _Atomic uint64_t live_profiled;    /* live profiled forwards completed */
-    _Atomic int live_early_noted;      /* the note on an early profiled forward was added */
     uint64_t live_counted;             /* profiled live forwards counted as iterations (merge) */
     _Atomic uint64_t forwards_seen;    /* forwards the session ran or saw begin */
     _Atomic uint64_t forwards_sampled; /* of those, profiled */
@@ -110,27 +119,32 @@ typedef struct session_source {
     int package; /* lp_session_attach_package */
 } session_source;
 
-/* Live forwards and sampling (session_live.c). setup, at open: whether the session is live, its
- * sampler. sample: the sampler's decision for a forward starting on the calling thread. begin
- * and end: a live forward on the calling thread (lp_session_forward_begin/_end). */
+/* Live forwards (session_live.c). setup, at open: whether the session is live, its sampler.
+ * begin and end: a live forward on the calling thread (lp_session_forward_begin/_end). */
 int session_live_setup(lp_session *s);
-int session_sample(lp_session *s);
 int session_live_begin(lp_session *s);
 int session_live_end(lp_session *s, int completed);
 
 /* Opens a session on `src` (session_open.c); `opts` is of the current version. */
 int session_open_from(lp_session **out, const lp_options *opts, const session_source *src);
 
-/* Adds a line under the report's table (at most LP_MAX_NOTES; later ones are dropped). */
-void session_add_note(lp_session *s, const char *fmt, const char *arg);
-/* The notes an AOTInductor package's report carries (session_pt2.c). */
+/* Adds a line under the report's table (printf format; session_notes.c). */
+void session_add_note(lp_session *s, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* The notes an AOTInductor package's report carries. */
 void session_add_pt2_notes(lp_session *s, const lps_pt2_info *pt2);
-
-/* dlopens each custom-op library (RTLD_NOW | RTLD_GLOBAL), for good: session_libraries.c. */
-int session_load_libraries(const char *const *libs, size_t n);
+/* Every line under the report's table, in the order they print, into `l` (empty on entry):
+ * the session's own, then what the model, the device, the noise and the warnings add. */
+int session_report_notes(const lp_session *s, const lp_tree *t, lp_note_list *l);
 
 /* Profiled iterations recorded on the timeline: trace_iterations, or 3 when it is 0. */
 int session_trace_cap(const lp_session *s);
+
+/* The sampler's decision for a forward starting on the calling thread (session_forward.c). */
+int session_sample(lp_session *s);
 
 /* Installs the shim's hooks on the driving thread (and CUDA timing), once per run. */
 int session_hooks_install(lp_session *s);
@@ -143,7 +157,7 @@ int session_hooks_remove(lp_session *s);
 int session_sync_report(lp_session *s);
 
 /* The tree every reader sees: the module tree, or the composed one once regions exist. */
-const lp_tree *session_report_tree(const lp_session *s);
+int session_report_tree(const lp_session *s, const lp_tree **out);
 
 /* Points the collector at the tree of the region the next forward runs in. */
 int session_target_for_forward(lp_session *s);
@@ -173,29 +187,23 @@ int session_profiling_now(lp_session *s);
 /* Renders one output to its file (or stdout), with every write error reported. */
 int session_write_one(lp_session *s, const lp_output_spec *o);
 
-/* One forward, profiled or not (the hooks must already be as `profiled` says): the only place
- * the session runs one. With `output`, the forward's output is kept there (the caller's to free,
- * NULL on failure). */
+/* Starts a forward `how` says: whether it is profiled (into f->profiled), counted as seen; on
+ * the driving thread the pending clear, the target tree and the hooks as it is profiled or not.
+ * On failure nothing needs ending. */
+int session_forward_begin(lp_session *s, session_forward *f, unsigned how);
+
+/* Ends it: `completed` 0 for a forward that failed or was abandoned (what it left open is reset);
+ * a completed profiled one is counted, its times summed (`synced_ns`: 0 where unknown), the
+ * figures marked for the next merge. The sampler's budget sees it; on the driving thread the
+ * hooks go unless `how` keeps them. Returns the end's own failure (CUDA records), else LP_OK. */
+int session_forward_end(lp_session *s, session_forward *f, int completed, uint64_t driver_ns,
+                        uint64_t synced_ns);
+
+/* A forward's output kept (lp_session_forward, lp_session_forward_output). */
 typedef struct session_output {
     void *bytes;
     size_t size;
 } session_output;
-int session_forward_once(lp_session *s, int profiled, session_output *output);
-
-/* What session_run_forwards runs: `warmup` unprofiled forwards, then `iterations`, each a step
- * recorded as the session and schedule say; with `output`, the last one's output is kept. */
-typedef struct session_run_args {
-    int warmup, iterations;
-    session_output *output;
-} session_run_args;
-/* A run (lp_session_run, and lp_session_forward_output's profiled forward): warm-up, the
- * iterations with the hooks around them, stop requests and progress, then the merge. */
-int session_run_forwards(lp_session *s, const session_run_args *a);
-
-/* The lines saying what the model is (params, FLOPs per forward, ops without a FLOPs formula)
- * when a params or FLOPs column was asked for: at most `max` into `lines`; how many.
- * session_model_notes.c. */
-size_t session_model_notes(const lp_session *s, char (*lines)[256], size_t max);
 
 /* Calls the options' progress callback, if any. */
 void session_progress(const lp_session *s, lp_phase phase, int done, int total);

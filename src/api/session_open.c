@@ -1,6 +1,8 @@
-/* session_open.c: opening a session (options copied, checks before anything runs, the model
- * loaded, the tree, inputs, collector and CUDA timing set up) and closing it. */
-#define _POSIX_C_SOURCE 200809L
+/* session_open.c: opening a session (options copied, checks before anything runs, custom-op
+ * libraries and the model loaded, the tree, inputs, collector and CUDA timing set up) and
+ * closing it. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
 #include <libgen.h>
 #include <stdio.h>
@@ -212,6 +214,27 @@ int lp_session_open(lp_session **out, const lp_options *in) {
     return rc;
 }
 
+/* The custom-op libraries a model needs (torchvision's _C.so, torchaudio's libtorchaudio.so, a
+ * program's own), loaded before the model. A library registers its operators with libtorch as it
+ * loads, so it must be loaded with RTLD_GLOBAL before the model is, and it stays loaded for the
+ * life of the process: closing a library whose operators are registered would leave the registry
+ * pointing into unmapped code. */
+static int session_load_libraries(const char *const *libs, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        const char *path = libs[i];
+        if (!path || !*path) return lp_error_set(LP_ERR_INVALID, "library %zu: empty path", i + 1);
+        dlerror();
+        if (dlopen(path, RTLD_NOW | RTLD_GLOBAL)) continue; /* never closed: see above */
+        const char *why = dlerror();
+        if (!why) why = "unknown error";
+        /* glibc's message starts with the path: say it once */
+        size_t len = strlen(path);
+        if (!strncmp(why, path, len) && !strncmp(why + len, ": ", 2)) why += len + 2;
+        return lp_error_set(LP_ERR_IO, "cannot load library '%s': %s", path, why);
+    }
+    return LP_OK;
+}
+
 int session_open_from(lp_session **out, const lp_options *opts, const session_source *src) {
     int rc = lp_options_validate(opts); /* every value the option table knows */
     if (rc) return rc;
@@ -387,6 +410,7 @@ void lp_session_close(lp_session *s) {
     lps_inputs_free(s->tensors);
     lps_model_free(s->model);
     lp_recording_free(&s->rec);
+    lp_note_list_free(&s->notes);
     lp_collector_free(s->collector);
     lp_tree_free(&s->tree);
     free(s->selected);

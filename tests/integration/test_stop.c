@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -91,6 +92,42 @@ static void a_stop_during_the_warm_up_profiles_nothing(void **state) {
     lp_session_close(s);
 }
 
+/* Each honoured request adds a note, and a session that runs again and again keeps every one: the
+ * report's notes have no fixed length (there was once a limit of 8, past which notes vanished),
+ * nor does a report read back from JSON (once 16). */
+static void every_note_is_kept_however_many(void **state) {
+    (void)state;
+    enum { RUNS = 20 };
+    stop_at at = {NULL, LP_PHASE_PROFILE, 1};
+    lp_session *s = open_nested(&at, 5);
+    for (int i = 0; i < RUNS; i++)
+        assert_int_equal(lp_session_run(s), LP_OK);
+    char json[] = "/tmp/lp_test_stop_XXXXXX";
+    int fd = mkstemp(json);
+    assert_true(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    assert_int_equal(lp_session_render(s, LP_FORMAT_JSON, f), LP_OK);
+    fclose(f);
+    char *texts[2] = {tree_text(s), NULL};
+    lp_report *r = NULL;
+    assert_int_equal(lp_report_load(&r, json), LP_OK);
+    size_t size = 0;
+    f = open_memstream(&texts[1], &size);
+    assert_int_equal(lp_report_render(r, LP_FORMAT_TREE, NULL, f), LP_OK);
+    fclose(f);
+    for (int t = 0; t < 2; t++) {
+        int found = 0;
+        for (const char *p = texts[t]; (p = strstr(p, "interrupted: stopped after 1 of 5")); p++)
+            found++;
+        if (found != RUNS)
+            fail_msg("%s: %d of %d notes kept", t ? "read back" : "session", found, RUNS);
+        free(texts[t]);
+    }
+    lp_report_free(r);
+    unlink(json);
+    lp_session_close(s);
+}
+
 static void a_null_session_is_refused(void **state) {
     (void)state;
     assert_int_equal(lp_session_request_stop(NULL), LP_ERR_INVALID);
@@ -100,6 +137,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(stops_after_the_forward_in_progress),
         cmocka_unit_test(a_stop_during_the_warm_up_profiles_nothing),
+        cmocka_unit_test(every_note_is_kept_however_many),
         cmocka_unit_test(a_null_session_is_refused),
     };
     return cmocka_run_group_tests_name("integration.stop", tests, NULL, NULL);

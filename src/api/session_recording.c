@@ -1,11 +1,40 @@
-/* session_merge.c: when the session's recording is finished into the report, and cleared.
- * collect/recording.h does both; the session adds what it alone knows: how many iterations
- * the timeline holds, and the note when the timeline's buffers filled up. */
+/* session_recording.c: the session's recording: the shim's hooks on the driving thread, which
+ * deliver the events straight to the collector's sink, and CUDA timing around them; when the
+ * recording is finished into the report, and cleared. collect/recording.h does those two; the
+ * session adds what it alone knows: how many iterations the timeline holds, and the note when the
+ * timeline's buffers filled up. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 
 #include "api/session_internal.h"
 #include "base/error.h"
+
+int session_hooks_install(lp_session *s) {
+    if (s->hooks_on) return LP_OK;
+    lp_event_sink sink; /* the shim delivers straight to the collector */
+    lp_collector_sink(s->collector, &sink);
+    /* Markers need no frame callback: the module calls come from the graph itself. */
+    unsigned hooks = s->opts.mode == LP_MODE_HOOKS ? LPS_HOOK_MODULES : LPS_HOOK_MARKERS;
+    if (s->opts.events) hooks |= LPS_HOOK_OPS;
+    if (s->opts.memory) hooks |= LPS_HOOK_MEMORY;
+    if (s->opts.events && s->opts.shapes) hooks |= LPS_HOOK_SHAPES;
+    if (s->flops) hooks |= LPS_HOOK_FLOPS;
+    int rc = lps_profile_begin(s->model, &sink, hooks);
+    if (rc) return rc;
+    if ((rc = lp_cuda_prof_begin(s->cuda))) {
+        lps_profile_end(s->model);
+        return rc;
+    }
+    s->hooks_on = 1;
+    return LP_OK;
+}
+
+int session_hooks_remove(lp_session *s) {
+    if (!s->hooks_on) return LP_OK;
+    lps_profile_end(s->model);
+    s->hooks_on = 0;
+    return lp_cuda_prof_end(s->cuda, s->collector);
+}
 
 /* Once per session: a timeline that lost spans or memory samples says so under the table. */
 static void note_trace_full(lp_session *s) {
@@ -33,11 +62,13 @@ int session_sync_report(lp_session *s) {
     return LP_OK;
 }
 
-/* The tree every reader sees: the module tree, or the composed one once regions exist. */
-const lp_tree *session_report_tree(const lp_session *s) {
-    lp_session *m = (lp_session *)s; /* merging pending events changes no figure already read */
-    if (session_sync_report(m)) return &s->tree;
-    return lp_recording_report(&s->rec);
+/* The tree every reader sees: the module tree, or the composed one once regions exist. A const
+ * reader merges what is pending first: the merge changes no figure a reader was already given
+ * (docs/architecture.md), and its failure is the reader's. */
+int session_report_tree(const lp_session *s, const lp_tree **out) {
+    int rc = session_sync_report((lp_session *)s);
+    *out = rc ? NULL : lp_recording_report(&s->rec);
+    return rc;
 }
 
 /* Points the collector at the tree of the region the next forward runs in. */

@@ -1,5 +1,6 @@
-/* session_outputs.c: rendering a session: its notes, the run metadata every export carries, and
- * writing the outputs the options ask for, under the file names a schedule's cycles give them. */
+/* session_read.c: reading a session: its nodes, op rows and what the run did (the getters),
+ * rendering it with the run metadata every export carries, and writing the outputs the options ask
+ * for, under the file names a schedule's cycles give them. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <fcntl.h>
@@ -10,11 +11,12 @@
 #include <unistd.h>
 
 #include "api/session_internal.h"
-#include "model/noise.h"
 #include "base/callback_file.h"
 #include "base/error.h"
+#include "base/out_size.h"
 #include "base/units.h"
 #include "config/schedule.h"
+#include "model/node_info.h"
 #include "report/json_report.h"
 #include "report/render.h"
 
@@ -106,10 +108,12 @@ static int render_export(lp_session *s, lp_format format, const lp_render_opts *
     json_t *run = lp_export_run(&m);
     free_argument_texts(inputs, n_inputs);
     if (!run) return lp_error_set(LP_ERR_NOMEM, "out of memory describing the run");
+    const lp_tree *t = NULL;
     int rc = format == LP_FORMAT_TRACE /* spans name module nodes: the module tree's */
                  ? render_trace_with_regions(s, run, out)
-                 : lp_render_format(format, session_report_tree(s),
-                                    lp_collector_timeline(s->collector), run, ro, out);
+                 : session_report_tree(s, &t);
+    if (!rc && format != LP_FORMAT_TRACE)
+        rc = lp_render_format(format, t, lp_collector_timeline(s->collector), run, ro, out);
     json_decref(run);
     return rc;
 }
@@ -120,28 +124,6 @@ int lp_session_render_to(lp_session *s, lp_format format, lp_write_fn write, voi
     FILE *f = lp_callback_file(&sink);
     if (!f) return lp_error_set(LP_ERR_NOMEM, "out of memory opening the write callback");
     return lp_callback_file_close(f, &sink, lp_session_render(s, format, f));
-}
-
-/* On a CUDA device: the forward's true time, which no CPU column shows. A module's CPU time ends
- * when its last kernel was launched, so the root's CPU total can be well under the forward's:
- * measured on an H200, resnet50 at batch 32 read 3.0 ms at the root for a 5.3 ms forward. */
-static int forward_note(const lp_session *s, const lp_tree *t, char *buf, size_t size) {
-    if (!s->device || strncmp(s->device, "cuda", 4) != 0 || !s->synced_ns || !t->iterations ||
-        !t->n_nodes)
-        return 0;
-    double it = (double)t->iterations;
-    char fwd[32], kern[32];
-    lp_format_time((double)s->synced_ns / it, s->opts.units, fwd, sizeof fwd);
-    int n = snprintf(buf, size,
-                     "forward: %s per iteration on %s, until its device work was done (the CPU "
-                     "columns are host time: a module's ends when its last kernel was launched)",
-                     fwd, s->device);
-    if (t->has_cuda_time && n > 0 && (size_t)n < size) {
-        lp_format_time((double)t->nodes[0].fig.cuda_total_ns / it, s->opts.units, kern,
-                       sizeof kern);
-        snprintf(buf + n, size - (size_t)n, "; CUDA time: %s", kern);
-    }
-    return 1;
 }
 
 /* The exposition reads the module tree's shape and the collector's histograms, which forwards on
@@ -189,59 +171,20 @@ int lp_session_render(lp_session *s, lp_format format, FILE *out) {
     ro.ascii = s->opts.ascii;
     ro.prune = s->opts.prune;
     ro.show_ops = s->opts.events;
-    const char *notes[LP_MAX_NOTES + 3 + 2 + 6 + 5];
-    size_t n = 0;
-    for (size_t i = 0; i < s->n_notes; i++)
-        notes[n++] = s->notes[i];
-    char forward[256];
-    if (forward_note(s, session_report_tree(s), forward, sizeof forward)) notes[n++] = forward;
-    char model_notes[3][256];
-    size_t n_model = session_model_notes(s, model_notes, 3);
-    for (size_t i = 0; i < n_model; i++)
-        notes[n++] = model_notes[i];
-    char noise_notes[2][256]; /* whether the ranking is within the run's own noise */
-    size_t n_noise = lp_noise_notes(session_report_tree(s), noise_notes, 2);
-    for (size_t i = 0; i < n_noise; i++)
-        notes[n++] = noise_notes[i];
-    char cuda_notes[6][256];
-    size_t n_cuda = lp_cuda_prof_notes(s->cuda, &cuda_notes[0][0], sizeof cuda_notes[0], 6);
-    for (size_t i = 0; i < n_cuda; i++)
-        notes[n++] = cuda_notes[i];
-    lps_pt2_info pt2;
-    char unplaced[200];
-    if (!s->attached && lps_model_pt2_info(s->model, &pt2) == LP_OK && pt2.unplaced) {
-        snprintf(unplaced, sizeof unplaced,
-                 "warning: %llu kernel calls did not follow the package's order as its module map "
-                 "gives it: they are timed in the root",
-                 (unsigned long long)pt2.unplaced);
-        notes[n++] = unplaced;
+    const lp_tree *t = NULL;
+    int rc = session_report_tree(s, &t);
+    if (rc) return rc;
+    lp_note_list lines;
+    lp_note_list_init(&lines);
+    rc = session_report_notes(s, t, &lines);
+    if (!rc) {
+        ro.notes = (const char *const *)lines.lines;
+        ro.n_notes = lines.n;
+        rc = format != LP_FORMAT_TREE ? render_export(s, format, &ro, out)
+                                      : lp_render_tree(t, &ro, out);
     }
-    lp_collector_stats st;
-    lp_collector_get_stats(s->collector, &st);
-    char extra[2][200];
-    if (st.dropped || st.unbalanced) {
-        snprintf(
-            extra[0], sizeof extra[0],
-            "warning: %llu events could not be attributed (%llu unbalanced); figures may be low",
-            (unsigned long long)(st.dropped + st.unbalanced), (unsigned long long)st.unbalanced);
-        notes[n++] = extra[0];
-    }
-    const lp_tree *t = session_report_tree(s);
-    char partial[160];
-    if (s->partial_cycle) {
-        snprintf(partial, sizeof partial,
-                 "note: schedule cycle %d has not completed: these figures are of its steps so far",
-                 s->cycles_done + 1);
-        notes[n++] = partial;
-    }
-    if (!t->iterations) {
-        snprintf(extra[1], sizeof extra[1], "note: no profiled iteration completed");
-        notes[n++] = extra[1];
-    }
-    ro.notes = notes;
-    ro.n_notes = n;
-    if (format != LP_FORMAT_TREE) return render_export(s, format, &ro, out);
-    return lp_render_tree(t, &ro, out);
+    lp_note_list_free(&lines);
+    return rc;
 }
 
 /* A report goes to "FILE.lp-tmp-PID" beside FILE and is renamed over it once complete, so a run
@@ -305,4 +248,83 @@ int lp_session_write_outputs(lp_session *s) {
         rc = session_write_one(s, &o);
     }
     return rc;
+}
+
+int lp_session_node_count(const lp_session *s, size_t *out) {
+    if (!s || !out) return lp_error_set(LP_ERR_INVALID, "lp_session_node_count: NULL argument");
+    const lp_tree *t;
+    int rc = session_report_tree(s, &t);
+    if (!rc) *out = t->n_nodes;
+    return rc;
+}
+
+int lp_session_node_sized(const lp_session *s, size_t index, lp_node_info *out, size_t size) {
+    if (!s || !out) return lp_error_set(LP_ERR_INVALID, "lp_session_node: NULL argument");
+    lp_node_info full;
+    int rc = lp_out_size_check(size, LP_NODE_INFO_SIZE_1, "lp_node_info", "lp_session_node");
+    const lp_tree *t;
+    if (!rc) rc = session_report_tree(s, &t);
+    if (!rc) rc = lp_tree_node_info(t, index, &full, "lp_session_node");
+    if (!rc) lp_out_copy(out, size, &full, sizeof full);
+    return rc;
+}
+
+int lp_session_find(const lp_session *s, const char *path, size_t *out) {
+    if (!s || !path || !out) return lp_error_set(LP_ERR_INVALID, "lp_session_find: NULL argument");
+    const lp_tree *t;
+    int rc = session_report_tree(s, &t);
+    if (rc) return rc;
+    int32_t i = lp_tree_find(t, path);
+    if (i < 0) return lp_error_set(LP_ERR_NOT_FOUND, "no module at path '%s'", path);
+    *out = (size_t)i;
+    return LP_OK;
+}
+
+int lp_session_frozen(const lp_session *s, int *out) {
+    if (!s || !out) return lp_error_set(LP_ERR_INVALID, "lp_session_frozen: NULL argument");
+    *out = s->tree.n_nodes == 1;
+    return LP_OK;
+}
+
+int lp_session_op_count(const lp_session *s, size_t *out) {
+    if (!s || !out) return lp_error_set(LP_ERR_INVALID, "lp_session_op_count: NULL argument");
+    const lp_tree *t;
+    int rc = session_report_tree(s, &t);
+    if (!rc) *out = t->n_ops;
+    return rc;
+}
+
+int lp_session_op_sized(const lp_session *s, size_t index, lp_op_info *out, size_t size) {
+    if (!s || !out) return lp_error_set(LP_ERR_INVALID, "lp_session_op: NULL argument");
+    lp_op_info full;
+    int rc = lp_out_size_check(size, LP_OP_INFO_SIZE_1, "lp_op_info", "lp_session_op");
+    const lp_tree *t;
+    if (!rc) rc = session_report_tree(s, &t);
+    if (!rc) rc = lp_tree_op_info(t, index, &full);
+    if (!rc) lp_out_copy(out, size, &full, sizeof full);
+    return rc;
+}
+
+int lp_session_run_info_sized(const lp_session *s, lp_run_info *caller, size_t size) {
+    if (!s || !caller) return lp_error_set(LP_ERR_INVALID, "lp_session_run_info: NULL argument");
+    int rc = lp_out_size_check(size, LP_RUN_INFO_SIZE_1, "lp_run_info", "lp_session_run_info");
+    if (rc) return rc;
+    lp_run_info full, *out = &full;
+    memset(out, 0, sizeof *out);
+    const lp_tree *t;
+    rc = session_report_tree(s, &t); /* merges what was recorded since the last read */
+    if (rc) return rc;
+    lp_collector_stats st;
+    lp_collector_get_stats(s->collector, &st);
+    out->iterations = s->tree.iterations;
+    out->driver_ns = s->driver_ns;
+    out->synced_ns = s->synced_ns;
+    out->events = st.events;
+    out->dropped = st.dropped + st.unbalanced;
+    lp_out_copy(caller, size, &full, sizeof full);
+    return LP_OK;
+}
+
+const char *lp_torch_version(void) {
+    return lps_torch_version();
 }
