@@ -1,5 +1,5 @@
 /* signals.c: Ctrl-C and SIGTERM keep what was measured. The first SIGINT or SIGTERM asks the
- * running session to stop after the forward in progress (lp_session_request_stop, one atomic
+ * running session to stop after the forward in progress (lp_session_stop, one atomic
  * store); the CLI then writes every report from the completed iterations and exits 128 + the
  * signal, as a shell expects of a program a signal ended. A second signal ends it at once: each
  * handler is one-shot (SA_RESETHAND), so the default action, termination, comes next. */
@@ -15,12 +15,12 @@ static lp_session *volatile g_session;
 static void on_signal(int sig) {
     if (!g_signal) g_signal = sig;
     lp_session *s = g_session;
-    if (s) lp_session_request_stop(s);
+    if (s) lp_session_stop(s);
 }
 
 void cli_signals_watch(lp_session *s) {
     g_session = s;
-    if (s && g_signal) lp_session_request_stop(s); /* caught before s existed */
+    if (s && g_signal) lp_session_stop(s); /* caught before s existed */
     if (s) return;                                 /* installed by the first call */
     struct sigaction sa;
     sa.sa_handler = on_signal;

@@ -115,7 +115,7 @@ int main(int argc, char **argv) {
         capture_image(pixels, image_bytes, (uint32_t)i);
         for (int64_t b = 0; b < n; b++)
             normalise(pixels, chw + b * c * h * w, c, h, w);
-        rc = lp_session_set_input(session, 0, chw, input_floats * sizeof *chw);
+        rc = lp_session_input_set(session, 0, chw, input_floats * sizeof *chw);
         if (rc || (rc = lp_session_region_end(session, "preprocess"))) break;
 
         void *out = NULL;

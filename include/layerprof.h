@@ -524,7 +524,7 @@ LP_API int lp_session_run(lp_session *session);
  * a note "interrupted: ..." in every report. Async-signal-safe (one atomic store): a SIGINT or
  * SIGTERM handler may call it, for a session that stays open meanwhile. The request holds for the
  * next lp_session_run too until that run has honoured it. NULL: LP_ERR_INVALID, no message. */
-LP_API int lp_session_request_stop(lp_session *session);
+LP_API int lp_session_stop(lp_session *session);
 
 /* Renders the report in the given format to `out`, using the session's display options. */
 LP_API int lp_session_render(lp_session *session, lp_format format, FILE *out);
@@ -622,7 +622,7 @@ LP_API int lp_session_forward(lp_session *session, void **output, size_t *output
 /* Copies plain data into input `index` (0-based, in the order of lp_options.inputs, whose
  * structured inputs count each entry: see lp_input_kind), which must be a tensor: `bytes` must
  * be exactly its size in its dtype, row-major. For feeding the program's own data. */
-LP_API int lp_session_set_input(lp_session *session, size_t index, const void *data, size_t bytes);
+LP_API int lp_session_input_set(lp_session *session, size_t index, const void *data, size_t bytes);
 
 /* Opens region `name` on the calling thread, inside the innermost open region, or at the top of
  * context "main" when none is open. Regions nest; each (parent, name) is one node of the tree.

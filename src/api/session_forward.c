@@ -143,7 +143,7 @@ static int check_can_run(lp_session *s, const char *fn) {
     return LP_OK;
 }
 
-int lp_session_request_stop(lp_session *s) {
+int lp_session_stop(lp_session *s) {
     if (!s) return LP_ERR_INVALID; /* no message: lp_error_set is not async-signal-safe */
     atomic_store(&s->stop, 1);
     return LP_OK;
@@ -224,10 +224,10 @@ int lp_session_forward(lp_session *s, void **output, size_t *output_size) {
     return rc;
 }
 
-int lp_session_set_input(lp_session *s, size_t index, const void *data, size_t bytes) {
+int lp_session_input_set(lp_session *s, size_t index, const void *data, size_t bytes) {
     if (!s || (!data && bytes))
-        return lp_error_set(LP_ERR_INVALID, "lp_session_set_input: NULL argument");
-    if (!s->tensors) return check_can_run(s, "lp_session_set_input");
+        return lp_error_set(LP_ERR_INVALID, "lp_session_input_set: NULL argument");
+    if (!s->tensors) return check_can_run(s, "lp_session_input_set");
     return lps_inputs_set(s->tensors, index, data, bytes);
 }
 

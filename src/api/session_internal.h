@@ -77,7 +77,7 @@ struct lp_session {
     _Atomic int dirty;          /* events since the last merge */
     int32_t main_context;       /* region id of context "main", -1 until used */
     _Atomic int enabled;        /* lp_session_enable */
-    _Atomic int stop;           /* lp_session_request_stop: the run stops after this forward */
+    _Atomic int stop;           /* lp_session_stop: the run stops after this forward */
     _Atomic int sched_profiled; /* the current step is profiled by the schedule */
     uint64_t step;              /* steps completed (lp_session_step, or run's forwards) */
     int hooks_on;               /* the shim's hooks are installed on the driving thread */

@@ -322,9 +322,9 @@ static void bad_use_of_regions_is_an_error_with_a_message(void **state) {
     assert_int_equal(lp_session_context_enable(s, NULL, 0), LP_ERR_INVALID);
     assert_int_equal(lp_session_forward(s, (void **)&s, NULL), LP_ERR_INVALID);
     float wrong[3] = {0};
-    assert_int_equal(lp_session_set_input(s, 0, wrong, sizeof wrong), LP_ERR_INVALID);
+    assert_int_equal(lp_session_input_set(s, 0, wrong, sizeof wrong), LP_ERR_INVALID);
     assert_non_null(strstr(lp_error_last(), "holds 3072 bytes"));
-    assert_int_equal(lp_session_set_input(s, 5, wrong, sizeof wrong), LP_ERR_INVALID);
+    assert_int_equal(lp_session_input_set(s, 5, wrong, sizeof wrong), LP_ERR_INVALID);
     /* The session still works after every refusal. */
     iteration(s);
     assert_int_equal(node_at(s, "main/forward/").raw_calls, 1);
@@ -411,7 +411,7 @@ static void null_sessions_are_refused(void **state) {
     assert_int_equal(lp_session_region_begin_in(NULL, "c", "a"), LP_ERR_INVALID);
     assert_int_equal(lp_session_region_end(NULL, "a"), LP_ERR_INVALID);
     assert_int_equal(lp_session_forward(NULL, NULL, NULL), LP_ERR_INVALID);
-    assert_int_equal(lp_session_set_input(NULL, 0, "", 0), LP_ERR_INVALID);
+    assert_int_equal(lp_session_input_set(NULL, 0, "", 0), LP_ERR_INVALID);
     assert_int_equal(lp_session_step(NULL), LP_ERR_INVALID);
     assert_int_equal(lp_session_enable(NULL, 1), LP_ERR_INVALID);
     assert_int_equal(lp_session_context_enable(NULL, "c", 1), LP_ERR_INVALID);

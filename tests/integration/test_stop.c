@@ -1,4 +1,4 @@
-/* test_stop.c: lp_session_request_stop, what the CLI's SIGINT/SIGTERM handler calls. A run asked
+/* test_stop.c: lp_session_stop, what the CLI's SIGINT/SIGTERM handler calls. A run asked
  * to stop finishes the forward in progress, starts no other, returns LP_OK with the completed
  * iterations, and every report says it was interrupted; the request is used up by that run. */
 #define _POSIX_C_SOURCE 200809L
@@ -28,7 +28,7 @@ typedef struct stop_at {
 static void on_progress(const lp_progress *p, void *payload) {
     stop_at *at = payload;
     if (at->s && p->phase == at->phase && p->done == at->done)
-        assert_int_equal(lp_session_request_stop(at->s), LP_OK);
+        assert_int_equal(lp_session_stop(at->s), LP_OK);
 }
 
 static lp_session *open_nested(stop_at *at, int iterations) {
@@ -130,7 +130,7 @@ static void every_note_is_kept_however_many(void **state) {
 
 static void a_null_session_is_refused(void **state) {
     (void)state;
-    assert_int_equal(lp_session_request_stop(NULL), LP_ERR_INVALID);
+    assert_int_equal(lp_session_stop(NULL), LP_ERR_INVALID);
 }
 
 int main(void) {
