@@ -1,6 +1,7 @@
 /* names.c: the spellings of the options' enum values (names.h). */
 #include "config/names.h"
 #include "layerprof.h"
+#include "report/format_names.h"
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -16,12 +17,8 @@ static const lp_cfg_name mode_names[] = {
     {"hooks", LP_MODE_HOOKS}, {"graph", LP_MODE_GRAPH}, {"markers", LP_MODE_MARKERS}};
 static const lp_cfg_name units_names[] = {
     {"auto", LP_UNITS_AUTO}, {"us", LP_UNITS_US}, {"ms", LP_UNITS_MS}, {"s", LP_UNITS_S}};
-static const lp_cfg_name format_names[] = {
-    {"tree", LP_FORMAT_TREE},       {"json", LP_FORMAT_JSON},
-    {"csv", LP_FORMAT_CSV},         {"markdown", LP_FORMAT_MARKDOWN},
-    {"trace", LP_FORMAT_TRACE},     {"html", LP_FORMAT_HTML},
-    {"summary", LP_FORMAT_SUMMARY}, {"openmetrics", LP_FORMAT_OPENMETRICS},
-    {"md", LP_FORMAT_MARKDOWN},     {"chrome", LP_FORMAT_TRACE}};
+#define AS_CFG_NAME(value, name) {name, value},
+static const lp_cfg_name format_names[] = {LP_FORMAT_NAMES(AS_CFG_NAME)};
 static const lp_cfg_name cuda_timing_names[] = {{"auto", LP_CUDA_TIMING_AUTO},
                                                 {"cupti", LP_CUDA_TIMING_CUPTI},
                                                 {"events", LP_CUDA_TIMING_EVENTS},

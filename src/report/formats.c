@@ -1,13 +1,14 @@
-/* formats.c: the one table of output formats, a row per format: its names (the canonical one
- * first, then aliases), the file extensions that imply it, and its renderer. lp_format_name,
- * lp_format_parse, lp_format_from_path and lp_render_format all read it, so a new format is one
- * row here and its render_<format>.c. */
+/* formats.c: the table of output formats, a row per format: the file extensions that imply it
+ * and its renderer; their names are format_names.h's list, which the option table reads too.
+ * lp_format_name, lp_format_parse, lp_format_from_path and lp_render_format read them, so a new
+ * format is a row here, its names there, and its render_<format>.c. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
 #include "base/error.h"
+#include "report/format_names.h"
 #include "report/render.h"
 
 /* A renderer as the table calls it: every one gets the tree, the timeline (NULL: none), the run
@@ -68,22 +69,28 @@ static int openmetrics(const lp_tree *t, const lp_timeline *tl, const json_t *ru
 
 static const struct format_row {
     lp_format format;
-    const char *names[3];      /* canonical first (lp_format_name), then aliases; NULL-ended */
     const char *extensions[3]; /* file name endings that imply the format; NULL-ended */
     render_fn render;
 } formats[] = {
-    {LP_FORMAT_TREE, {"tree"}, {".txt"}, tree},
-    {LP_FORMAT_JSON, {"json"}, {".json"}, json},
-    {LP_FORMAT_CSV, {"csv"}, {".csv"}, csv},
-    {LP_FORMAT_MARKDOWN, {"markdown", "md"}, {".md", ".markdown"}, markdown},
-    {LP_FORMAT_TRACE, {"trace", "chrome"}, {".trace.json", ".trace"}, trace},
-    {LP_FORMAT_HTML, {"html"}, {".html", ".htm"}, html},
-    /* Name only: no file extension implies it, since a summary is markdown and ".md" already
-     * means the markdown tree. */
-    {LP_FORMAT_SUMMARY, {"summary"}, {NULL}, summary},
-    {LP_FORMAT_OPENMETRICS, {"openmetrics"}, {".prom"}, openmetrics},
+    {LP_FORMAT_TREE, {".txt"}, tree},
+    {LP_FORMAT_JSON, {".json"}, json},
+    {LP_FORMAT_CSV, {".csv"}, csv},
+    {LP_FORMAT_MARKDOWN, {".md", ".markdown"}, markdown},
+    {LP_FORMAT_TRACE, {".trace.json", ".trace"}, trace},
+    {LP_FORMAT_HTML, {".html", ".htm"}, html},
+    /* No file extension implies it, since a summary is markdown and ".md" already means the
+     * markdown tree. */
+    {LP_FORMAT_SUMMARY, {NULL}, summary},
+    {LP_FORMAT_OPENMETRICS, {".prom"}, openmetrics},
 };
 #define N_FORMATS (sizeof formats / sizeof formats[0])
+
+#define AS_NAME(value, name) {value, name},
+static const struct format_name {
+    lp_format format;
+    const char *name;
+} names[] = {LP_FORMAT_NAMES(AS_NAME)};
+#define N_NAMES (sizeof names / sizeof names[0])
 
 static const struct format_row *row_of(lp_format format) {
     for (size_t i = 0; i < N_FORMATS; i++)
@@ -92,8 +99,10 @@ static const struct format_row *row_of(lp_format format) {
 }
 
 const char *lp_format_name(lp_format format) {
-    const struct format_row *r = row_of(format);
-    return r ? r->names[0] : NULL;
+    if (!row_of(format)) return NULL;
+    for (size_t i = 0; i < N_NAMES; i++) /* the canonical name is the first */
+        if (names[i].format == format) return names[i].name;
+    return NULL;
 }
 
 const char *lp_format_extension(lp_format format, size_t i) {
@@ -106,19 +115,19 @@ const char *lp_format_extension(lp_format format, size_t i) {
 
 int lp_format_parse(const char *name, lp_format *out) {
     if (!name || !out) return lp_error_set(LP_ERR_INVALID, "lp_format_parse: NULL argument");
+    for (size_t i = 0; i < N_NAMES; i++)
+        if (strcmp(names[i].name, name) == 0 && row_of(names[i].format)) {
+            *out = names[i].format;
+            return LP_OK;
+        }
+    /* "tree, json, ..., html or summary": the canonical names, for the message */
     char list[128];
     size_t off = 0;
     for (size_t i = 0; i < N_FORMATS; i++) {
-        for (const char *const *n = formats[i].names; *n; n++)
-            if (strcmp(*n, name) == 0) {
-                *out = formats[i].format;
-                return LP_OK;
-            }
-        /* "tree, json, ..., html or summary": the canonical names, for the message */
         const char *sep = i == 0 ? "" : i + 1 < N_FORMATS ? ", " : " or ";
         if (off < sizeof list)
-            off +=
-                (size_t)snprintf(list + off, sizeof list - off, "%s%s", sep, formats[i].names[0]);
+            off += (size_t)snprintf(list + off, sizeof list - off, "%s%s", sep,
+                                    lp_format_name(formats[i].format));
     }
     return lp_error_set(LP_ERR_INVALID, "unknown format '%s' (%s)", name, list);
 }
