@@ -192,6 +192,19 @@ void lp_tree_sum_children(lp_tree *t, int32_t node);
 /* Marks each node measured (`selected`) when roots[node] is set or its parent is measured. */
 void lp_tree_mark_measured(lp_tree *t, const uint8_t *roots);
 
+/* A module whose figures a view shows: selected (profiled), with a call or with time without one
+ * (a container's, whose elements ran inside its parent; a module whose other methods ran, never
+ * its forward). Every view draws the same rows (the tree, markdown, the fold). */
+static inline int lp_node_measured(const lp_tree_node *n) {
+    return n->selected && (n->fig.calls > 0 || n->fig.total_ns > 0);
+}
+
+/* A folded row that stands for hidden modules measured only below it (paths selected below the
+ * row): it shows their time and nothing else (lp_tree_fold). */
+static inline int lp_node_stands_in(const lp_tree_node *n) {
+    return n->folded && !lp_node_measured(n) && n->fig.total_ns > 0;
+}
+
 /* Folding (tree_fold.c): the one rule for a view that hides modules -------------------------
  * `out` (not initialised; lp_tree_free it) becomes a copy of `from` without the modules deeper
  * than `depth` (the root is depth 0). The row at `depth` above hidden modules stands for them

@@ -8,11 +8,6 @@
 #include "layerprof.h"
 #include "model/tree.h"
 
-/* The tree renderer's "measured": figures to show, a call or time without one. */
-static int measured(const lp_tree_node *n) {
-    return n->selected && (n->fig.calls > 0 || n->fig.total_ns > 0);
-}
-
 /* Hidden module `h` into the row `row` that stands for it; `top` when no measured ancestor of h
  * lies between them (h's total is then not inside another hidden module's). Time, CUDA time and
  * FLOPs add: the row's self becomes its own plus the hidden selves, which is its whole figure.
@@ -35,7 +30,7 @@ static void fold_module(lp_tree_node *row, int row_measured, const lp_tree_node 
             f->self_ns = f->total_ns = 0;
         }
     }
-    if (!measured(h)) return;
+    if (!lp_node_measured(h)) return;
     f->self_ns += h->fig.self_ns;
     if (!row_measured) {
         if (top) f->total_ns += h->fig.total_ns;
@@ -122,13 +117,13 @@ int lp_tree_fold(const lp_tree *from, int depth, int prune, lp_tree *out) {
             rc = lp_tree_add_named(out, h->path, h->name, h->class_name, h->kind, parent);
             if (rc < 0) break;
             row_of[i] = rc;
-            row_measured[rc] = (uint8_t)measured(h);
+            row_measured[rc] = (uint8_t)lp_node_measured(h);
             lp_tree_restore_node(out, rc, h->kind, h->selected, h->container, &h->fig);
             continue;
         }
         const lp_tree_node *p = &from->nodes[h->parent];
         int32_t row = row_of[i] = row_of[h->parent];
-        inside[i] = (uint8_t)(p->depth > depth && (inside[h->parent] || measured(p)));
+        inside[i] = (uint8_t)(p->depth > depth && (inside[h->parent] || lp_node_measured(p)));
         fold_module(&out->nodes[row], row_measured[row], h, !inside[i]);
     }
     if (rc >= 0) rc = fold_ops(from, row_of, out);

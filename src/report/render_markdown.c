@@ -53,15 +53,6 @@ typedef struct md {
     int folded;
 } md;
 
-static int measured(const lp_tree_node *n) {
-    return n->selected && n->fig.calls > 0;
-}
-
-/* A row standing for modules the depth limit hid, measured only below it (lp_tree_fold). */
-static int stands_in(const lp_tree_node *n) {
-    return n->folded && !measured(n) && n->fig.total_ns > 0;
-}
-
 static void put_cells(md *m, const lp_figures *fig, unsigned groups) {
     for (size_t c = 0; c < m->n_cols; c++) {
         double v;
@@ -128,7 +119,7 @@ int lp_render_markdown(const lp_tree *tree, const lp_render_opts *ro, const json
     /* Children come after their parent: one reverse pass sums subtrees (as render_tree.c). */
     for (size_t i = t->n_nodes; i-- > 0;) {
         const lp_tree_node *nd = &t->nodes[i];
-        if (measured(nd) || stands_in(nd)) {
+        if (lp_node_measured(nd) || lp_node_stands_in(nd)) {
             m.sub_self[i] += nd->fig.self_ns;
             m.sub_total[i] = nd->fig.total_ns;
             m.sub_measured[i] = 1;
@@ -153,9 +144,9 @@ int lp_render_markdown(const lp_tree *tree, const lp_render_opts *ro, const json
     for (size_t i = 0; i < t->n_nodes && rc == LP_OK; i++) {
         const lp_tree_node *nd = &t->nodes[i];
         lp_figures fig = nd->fig;
-        unsigned groups = measured(nd) ? LP_COLGRP_ALL : 0;
+        unsigned groups = lp_node_measured(nd) ? LP_COLGRP_ALL : 0;
         if (nd->folded) m.folded = 1;
-        if (stands_in(nd)) groups = LP_COLGRP_TIME;
+        if (lp_node_stands_in(nd)) groups = LP_COLGRP_TIME;
         fputs("| ", out);
         indent(out, nd->depth);
         put_text(out, nd->name);

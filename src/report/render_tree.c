@@ -64,18 +64,6 @@ typedef struct render {
     size_t depth, cap_stack;
 } render;
 
-/* Measured figures to show: a call, or time without one (a container's, whose elements ran inside
- * its parent; a module whose other methods ran, never its forward). */
-static int measured(const lp_tree_node *n) {
-    return n->selected && (n->fig.calls > 0 || n->fig.total_ns > 0);
-}
-
-/* A row that stands for modules the depth limit hid, measured only below it (paths selected
- * there): it shows their time (lp_tree_fold). */
-static int stands_in(const lp_tree_node *n) {
-    return n->folded && !measured(n) && n->fig.total_ns > 0;
-}
-
 /* Nodes are stored parent before child (lp_tree_add needs the parent first), so one reverse pass
  * sees every child before its parent. */
 static int sum_subtrees(render *r) {
@@ -85,7 +73,7 @@ static int sum_subtrees(render *r) {
     for (size_t i = t->n_nodes; i-- > 0;) {
         const lp_tree_node *n = &t->nodes[i];
         subtree *s = &r->sub[i];
-        if (measured(n) || stands_in(n)) {
+        if (lp_node_measured(n) || lp_node_stands_in(n)) {
             s->self_ns += n->fig.self_ns;
             s->total_ns = n->fig.total_ns; /* its children's totals are inside its own */
         }
@@ -110,13 +98,13 @@ static int never_ran(const lp_tree_node *n) {
 static lp_figures module_figures(const render *r, int32_t m, unsigned *groups) {
     const lp_tree_node *n = &r->t->nodes[m];
     lp_figures fig = n->fig;
-    *groups = measured(n) ? LP_COLGRP_ALL : never_ran(n) ? LP_COLGRP_CALLS : 0;
+    *groups = lp_node_measured(n) ? LP_COLGRP_ALL : never_ran(n) ? LP_COLGRP_CALLS : 0;
     /* A context or the session is a group, never a call: it shows the time of what it holds. */
     if ((n->kind == LP_NODE_CONTEXT || n->kind == LP_NODE_SESSION) && fig.total_ns) {
         *groups = LP_COLGRP_TIME;
         return fig;
     }
-    if (stands_in(n)) *groups = LP_COLGRP_TIME | (never_ran(n) ? LP_COLGRP_CALLS : 0);
+    if (lp_node_stands_in(n)) *groups = LP_COLGRP_TIME | (never_ran(n) ? LP_COLGRP_CALLS : 0);
     return fig;
 }
 
@@ -397,7 +385,8 @@ static int put_top(render *r, lp_textbuf *line, FILE *out) {
     if (!h) return LP_ERR_NOMEM;
     size_t n = 0;
     for (size_t i = 0; i < t->n_nodes; i++)
-        if (measured(&t->nodes[i])) h[n++] = (hot){t->nodes[i].fig.self_ns, (int32_t)i, "", ""};
+        if (lp_node_measured(&t->nodes[i]))
+            h[n++] = (hot){t->nodes[i].fig.self_ns, (int32_t)i, "", ""};
     qsort(h, n, sizeof *h, by_self_desc);
     if (n > (size_t)r->ro->top) n = (size_t)r->ro->top;
 

@@ -49,14 +49,6 @@ static void problem(const char *report, int depth, const char *fmt, ...) {
     bad++;
 }
 
-static int measured(const lp_tree_node *n) {
-    return n->selected && (n->fig.calls > 0 || n->fig.total_ns > 0);
-}
-
-static int stands_in(const lp_tree_node *n) {
-    return n->folded && !measured(n) && n->fig.total_ns > 0;
-}
-
 static uint64_t diff(uint64_t a, uint64_t b) {
     return a > b ? a - b : b - a;
 }
@@ -71,12 +63,12 @@ static hidden_sums sums_under(const lp_tree *t, int32_t s, int depth) {
     /* Pre-order: the subtree of s is the run of nodes after it that are deeper than it. */
     for (size_t i = (size_t)s + 1; i < t->n_nodes && t->nodes[i].depth > t->nodes[s].depth; i++) {
         const lp_tree_node *n = &t->nodes[i];
-        if (n->depth <= depth || !measured(n)) continue;
+        if (n->depth <= depth || !lp_node_measured(n)) continue;
         h.self_ns += n->fig.self_ns;
         h.flops_self += n->fig.flops_self;
         int top = 1; /* no measured hidden ancestor between s and n */
         for (int32_t a = n->parent; a != s; a = t->nodes[a].parent)
-            if (measured(&t->nodes[a])) top = 0;
+            if (lp_node_measured(&t->nodes[a])) top = 0;
         if (top) h.top_total_ns += n->fig.total_ns;
     }
     return h;
@@ -91,18 +83,18 @@ static void check_depth(const char *name, const lp_tree *src, int depth, int pru
     uint64_t tol = f.n_nodes; /* 1 ns per row */
     uint64_t shown_self = 0, src_self = 0;
     for (size_t i = 0; i < src->n_nodes; i++)
-        if (measured(&src->nodes[i])) src_self += src->nodes[i].fig.self_ns;
+        if (lp_node_measured(&src->nodes[i])) src_self += src->nodes[i].fig.self_ns;
     for (size_t i = 0; i < f.n_nodes; i++) {
         const lp_tree_node *n = &f.nodes[i];
         int32_t s = lp_tree_find(src, n->path);
         const lp_tree_node *sn = &src->nodes[s];
-        if (measured(n) || stands_in(n)) shown_self += n->fig.self_ns;
+        if (lp_node_measured(n) || lp_node_stands_in(n)) shown_self += n->fig.self_ns;
         /* Rows add up. */
-        if (measured(n) && n->kind == LP_NODE_MODULE) {
+        if (lp_node_measured(n) && n->kind == LP_NODE_MODULE) {
             uint64_t kids = 0, kid_flops = 0;
             int all_shown = 1;
             for (int32_t c = n->first_child; c >= 0; c = f.nodes[c].next_sibling) {
-                if (measured(&f.nodes[c]) || stands_in(&f.nodes[c]))
+                if (lp_node_measured(&f.nodes[c]) || lp_node_stands_in(&f.nodes[c]))
                     kids += f.nodes[c].fig.total_ns;
                 kid_flops += f.nodes[c].fig.flops_total;
                 if (!f.nodes[c].selected) all_shown = 0;
@@ -119,7 +111,7 @@ static void check_depth(const char *name, const lp_tree *src, int depth, int pru
         /* A folded row is the sum of what it hides. */
         if (n->folded) {
             hidden_sums h = sums_under(src, s, depth);
-            if (measured(sn)) {
+            if (lp_node_measured(sn)) {
                 if (n->fig.self_ns != sn->fig.self_ns + h.self_ns)
                     problem(name, depth, "folded '%s': self %llu ns, own %llu + hidden %llu",
                             n->path, (unsigned long long)n->fig.self_ns,
@@ -149,7 +141,7 @@ static void check_depth(const char *name, const lp_tree *src, int depth, int pru
         uint64_t ops = 0;
         for (int32_t o = n->first_op; o >= 0; o = f.ops[o].next_sibling)
             ops += f.ops[o].fig.total_ns;
-        if (measured(n) && f.has_ops && ops > n->fig.self_ns + tol + n->fig.self_ns / 100)
+        if (lp_node_measured(n) && f.has_ops && ops > n->fig.self_ns + tol + n->fig.self_ns / 100)
             problem(name, depth, "'%s': op rows %llu ns > self %llu ns", n->path,
                     (unsigned long long)ops, (unsigned long long)n->fig.self_ns);
     }
@@ -173,7 +165,7 @@ static void check_depth(const char *name, const lp_tree *src, int depth, int pru
     /* The model's lines do not move (a root measured only below it, paths selected, stands in
      * for the time measured there: its total is theirs, as every such row's). */
     const lp_figures *a = &src->nodes[0].fig, *b = &f.nodes[0].fig;
-    if ((measured(&src->nodes[0]) && a->total_ns != b->total_ns) || a->calls != b->calls ||
+    if ((lp_node_measured(&src->nodes[0]) && a->total_ns != b->total_ns) || a->calls != b->calls ||
         a->flops_total != b->flops_total || a->size.params != b->size.params ||
         a->size.bytes != b->size.bytes)
         problem(name, depth, "the root's figures moved");
@@ -247,7 +239,7 @@ static void check_views(const char *name, const lp_tree *src, int depth, int pru
     for (size_t i = 0; i < f.n_nodes && line; i++, line = strchr(line, '\n')) {
         line++;
         const lp_tree_node *n = &f.nodes[i];
-        int shown = measured(n) || stands_in(n);
+        int shown = lp_node_measured(n) || lp_node_stands_in(n);
         uint64_t v[2] = {n->fig.self_ns, n->fig.total_ns};
         for (int c = 0; c < 2; c++) {
             char got[64], want[64] = "";
