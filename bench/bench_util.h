@@ -1,4 +1,4 @@
-/* bench_util.h: what both benchmark programs share: statistics over samples, the heap counters
+/* bench_util.h: what the benchmark programs (bench_*.c) share: statistics over samples, the heap counters
  * behind the linker's --wrap=malloc, RSS, and the PASS/MISS budget lines run.sh collects.
  * Internal to bench/: never part of the library. */
 #ifndef LP_BENCH_UTIL_H

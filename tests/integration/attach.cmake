@@ -15,7 +15,7 @@ add_test(NAME examples.attach
 set_tests_properties(integration.attach examples.attach PROPERTIES LABELS "integration" TIMEOUT ${LP_TEST_TIMEOUT})
 
 # A live session under load: 4 threads of forwards and a reader of the exposition
-# (docs/sampling.md). Under ThreadSanitizer too, in its own build (tests/integration/tsan.sh).
+# (docs/sampling.md). Under ThreadSanitizer too, in its own build (scripts/tsan.sh).
 add_executable(test_live ${CMAKE_CURRENT_SOURCE_DIR}/test_live.cpp)
 target_compile_definitions(test_live PRIVATE LP_MODELS_DIR="${LP_MODELS_DIR}")
 lp_torch_program(test_live)

@@ -4,7 +4,7 @@
 // histogram _count (self and total) and its calls counter equal the profiled forwards times its
 // calls per forward (models/<name>.counts.json's, the same as lp_session_node's raw_calls), and
 // the reader's figures only ever grow. The suite builds it under ThreadSanitizer as well
-// (tests/integration/tsan.sh). C++ because it holds a torch::jit::Module.
+// (scripts/tsan.sh). C++ because it holds a torch::jit::Module.
 #include <torch/script.h>
 
 #include <atomic>
