@@ -4,6 +4,8 @@
  *   lp_bench_core memory                     bytes per module, per op row, per distinct op name
  *   lp_bench_core iterations [--max N]       layerprof's heap at 10, 100, 1000 iterations
  *   lp_bench_core treesize [--max N]         tree build, events, aggregation, rendering at 1k..N
+ *   lp_bench_core instructions [--iterations N]  the hot path's instructions, under callgrind
+ *                                            (bench/instructions.py runs it and judges them)
  *
  * Every heap call of the core is counted through the linker's --wrap (bench_wrap.c), frees
  * included, so the byte figures are the allocation sizes the collector and tree really ask for
@@ -13,6 +15,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#if defined(__has_include)
+#if __has_include(<valgrind/callgrind.h>)
+#include <valgrind/callgrind.h>
+#define BENCH_HAVE_CALLGRIND 1
+#endif
+#endif
 
 #include "base/clock.h"
 #include "bench_util.h"
@@ -164,31 +173,40 @@ static void small_script(script *s, int flags) {
 #undef ALLOC
 }
 
+/* What the collector records, each a mode of the product: the module frames alone (markers or
+ * hooks, modules only), with op rows (events), with memory, with both. */
+typedef struct bench_case {
+    const char *name;
+    int flags, memory, ops;
+} bench_case;
+static const bench_case k_cases[] = {
+    {"enter/exit (modules only)", SCRIPT_MODULES, 0, 0},
+    {"enter/exit+ops, op rows (events)", SCRIPT_OPS, 0, 1},
+    {"enter/exit+ops+memory (memory)", SCRIPT_OPS | SCRIPT_MEMORY, 1, 0},
+    {"enter/exit+ops+memory, op rows (all)", SCRIPT_OPS | SCRIPT_MEMORY, 1, 1},
+};
+#define N_CASES (sizeof k_cases / sizeof k_cases[0])
+
+/* The small model, one forward's script for `k`, and a collector recording as `k` says. */
+static lp_collector *case_open(const bench_case *k, lp_tree *tree, script *s) {
+    small_model(tree);
+    small_script(s, k->flags);
+    lp_collector *c;
+    lp_collector_config cc = {
+        .memory = k->memory, .memory_devices = 1u << LP_DEV_CPU, .ops = k->ops, .selected = NULL};
+    if (lp_collector_create(&c, tree, &cc)) die("lp_collector_create");
+    return c;
+}
+
 /* ---- throughput --------------------------------------------------------------------------------
  */
 
 static int cmd_throughput(double seconds, const char *only) {
-    struct {
-        const char *name;
-        int flags, memory, ops;
-    } cases[] = {
-        {"enter/exit (modules only)", SCRIPT_MODULES, 0, 0},
-        {"enter/exit+ops, op rows (events)", SCRIPT_OPS, 0, 1},
-        {"enter/exit+ops+memory (memory)", SCRIPT_OPS | SCRIPT_MEMORY, 1, 0},
-        {"enter/exit+ops+memory, op rows (all)", SCRIPT_OPS | SCRIPT_MEMORY, 1, 1},
-    };
-    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
-        if (only && !strstr(cases[k].name, only)) continue;
+    for (size_t k = 0; k < N_CASES; k++) {
+        if (only && !strstr(k_cases[k].name, only)) continue;
         lp_tree tree;
-        small_model(&tree);
         script s = {0};
-        small_script(&s, cases[k].flags);
-        lp_collector *c;
-        lp_collector_config cc = {.memory = cases[k].memory,
-                                  .memory_devices = 1u << LP_DEV_CPU,
-                                  .ops = cases[k].ops,
-                                  .selected = NULL};
-        if (lp_collector_create(&c, &tree, &cc)) die("lp_collector_create");
+        lp_collector *c = case_open(&k_cases[k], &tree, &s);
         uint64_t t = 0;
         for (int i = 0; i < 100; i++) { /* warm: rows, pointer map */
             play(c, &s, &t);
@@ -212,13 +230,14 @@ static int cmd_throughput(double seconds, const char *only) {
         lp_collector_get_stats(c, &st);
         double rate = bench_median(rates.v, rates.n);
         const char *ok = st.dropped || st.unbalanced ? "events dropped!" : "ok";
-        printf("THRU|%-38s|%5zu|%8.1f|%7.1f|%s\n", cases[k].name, s.n, rate / 1e6, 1e9 / rate, ok);
+        printf("THRU|%-38s|%5zu|%8.1f|%7.1f|%s\n", k_cases[k].name, s.n, rate / 1e6, 1e9 / rate,
+               ok);
         /* The budget on the range over the trials: PASS when the slowest trial meets it, MISS when
          * the fastest does not, UNSURE between (bench/README.md, "Core throughput"). */
         double slowest = bench_quantile(rates.v, rates.n, 0),
                fastest = bench_quantile(rates.v, rates.n, 1);
         char what[96], text[96], note[96];
-        snprintf(what, sizeof what, "core throughput: %s", cases[k].name);
+        snprintf(what, sizeof what, "core throughput: %s", k_cases[k].name);
         snprintf(text, sizeof text, "%.1f M events/s [%.1f, %.1f]", rate / 1e6, slowest / 1e6,
                  fastest / 1e6);
         snprintf(note, sizeof note, "margin %+.1f M/s (the slowest of %zu trials)",
@@ -544,10 +563,63 @@ static int cmd_treesize(int min, int max, int reps) {
 /* ---- main
  * ------------------------------------------------------------------------------------------ */
 
+/* ---- instructions ------------------------------------------------------------------------------
+ *
+ * Under callgrind (bench/instructions.py), each case's `iterations` forwards are counted alone:
+ * collection is toggled on around them and the counts dumped under the case's name, while the
+ * setup and the warm-up run uncounted. Instructions do not move with the machine's load, so the
+ * counts are a regression gate where time ratios cannot be. Prints, per case, the events one
+ * forward plays: module call pairs, op pairs, memory events. */
+static int cmd_instructions(int iterations) {
+#ifndef BENCH_HAVE_CALLGRIND
+    (void)iterations;
+    fprintf(stderr, "lp_bench_core: built without valgrind/callgrind.h: no instruction counts\n");
+    return 2;
+#else
+    if (iterations < 1) iterations = 1;
+    for (size_t k = 0; k < N_CASES; k++) {
+        lp_tree tree;
+        script s = {0};
+        lp_collector *c = case_open(&k_cases[k], &tree, &s);
+        size_t pairs = 0, ops = 0, mem = 0;
+        for (size_t i = 0; i < s.n; i++) {
+            pairs += s.ev[i].kind == EV_ENTER;
+            ops += s.ev[i].kind == EV_OP;
+            mem += s.ev[i].kind == EV_MEM;
+        }
+        uint64_t t = 0;
+        for (int i = 0; i < 100; i++) { /* warm: rows, pointer map, as a long run is */
+            play(c, &s, &t);
+            lp_collector_count_iteration(c);
+        }
+        CALLGRIND_TOGGLE_COLLECT;
+        for (int i = 0; i < iterations; i++) {
+            play(c, &s, &t);
+            lp_collector_count_iteration(c);
+        }
+        CALLGRIND_TOGGLE_COLLECT;
+        char name[32];
+        snprintf(name, sizeof name, "case%zu", k);
+        CALLGRIND_DUMP_STATS_AT(name);
+        lp_collector_stats st;
+        lp_collector_finish(c);
+        lp_collector_get_stats(c, &st);
+        printf("CASE|%s|%s|%d|%zu|%zu|%zu|%s\n", name, k_cases[k].name, iterations, pairs, ops, mem,
+               st.dropped || st.unbalanced ? "events dropped!" : "ok");
+        free(s.ev);
+        lp_collector_free(c);
+        lp_tree_free(&tree);
+    }
+    return 0;
+#endif
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) {
-        fprintf(stderr, "usage: lp_bench_core throughput|memory|iterations|treesize [options]\n"
-                        "  (see bench/README.md; bench/run.sh runs everything)\n");
+        fprintf(
+            stderr,
+            "usage: lp_bench_core throughput|memory|iterations|treesize|instructions [options]\n"
+            "  (see bench/README.md; bench/run.sh runs everything)\n");
         return 2;
     }
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -558,6 +630,8 @@ int main(int argc, char **argv) {
         return cmd_throughput(atof(bench_arg(argc, argv, "--seconds", "2")),
                               bench_arg(argc, argv, "--only", NULL));
     if (!strcmp(cmd, "memory")) return cmd_memory();
+    if (!strcmp(cmd, "instructions"))
+        return cmd_instructions(atoi(bench_arg(argc, argv, "--iterations", "200")));
     if (!strcmp(cmd, "iterations"))
         return cmd_iterations(atoi(bench_arg(argc, argv, "--max", "1000")));
     if (!strcmp(cmd, "treesize"))
