@@ -16,20 +16,19 @@
 // `self` input, so dead-code elimination keeps every marker; the module's own ops read its
 // parameters through that object, so they stay between its enter and exit; and a module's markers
 // keep their order. Ops that touch nothing of the module (a slice of an activation) remain free
-// for CSE as in the plain optimised model. CONSERVATIVE alias analysis, tried first, made each
-// marker a barrier for everything: CSE could not merge the loop-invariant slices and attribute
-// reads of lstm_cell's unrolled loop (802 ops per forward against 770 unmarked, 1.068x unprofiled;
-// with the write annotation 770 ops, 1.013x). integration.markers checks the census.
+// for CSE as in the plain optimised model. CONSERVATIVE alias analysis would make each marker a
+// barrier for everything, and CSE could not merge the loop-invariant slices and attribute reads
+// of an unrolled loop (docs/libtorch.md, "Two modes", has the census). integration.markers checks
+// that no marker is lost and that site markers leave the attribute reads as unmarked.
 // The module is known from the object the instruction is given, as in hooks mode: TorchScript
 // shares one compiled method between modules of the same type, so a call site names its callee
 // only at run time.
 //
 // Site markers, where the callee is fixed. Declaring that a marker writes its module has a price:
 // a read of the module's attributes after it cannot be merged with one before it, so each
-// unrolled iteration of lstm_cell's loop fetched `cell`, `ih`, `hh` and their weights again (67
-// prim::GetAttr instructions in the plan against 18 unmarked), which was most of what markers
-// cost an unprofiled forward (1.026x-1.038x on lstm_cell and pat_loops). Most call sites call a
-// submodule reached from the method's own `self` through attributes only (`self.cell`,
+// unrolled iteration of a loop fetches the submodules and their weights again, which is most of
+// what such markers cost an unprofiled forward (docs/libtorch.md has the figures). Most call sites
+// call a submodule reached from the method's own `self` through attributes only (`self.cell`,
 // `self.layers.0`): TorchScript does not let a forward reassign a submodule, so for each module
 // running the method the callee is fixed at load. Such a site gets markers that take no value at
 // all, `layerprof::enter_at[site=N, model=T]()` and `layerprof::leave[model=T]()`, registered

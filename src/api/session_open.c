@@ -373,7 +373,8 @@ int session_open_from(lp_session **out, const lp_options *opts, const session_so
                          "mode: markers (the optimised model, with exact module calls marked at "
                          "every call site)");
     /* TorchScript's profiling executor runs the first forwards unoptimised while it records
-     * shapes, then optimises: 1,333 us against a steady 87 us on the forked test model. */
+     * shapes, then optimises: those forwards say little of the model as it runs
+     * (docs/libtorch.md, "Two modes", has the figures). */
     if (!s->attached && !pt2.is_pt2 && s->opts.mode != LP_MODE_HOOKS && s->opts.warmup < 3) {
         char n[16];
         snprintf(n, sizeof n, "%d", s->opts.warmup);

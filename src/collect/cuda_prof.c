@@ -206,8 +206,8 @@ size_t lp_cuda_prof_notes(const lp_cuda_prof *p, char *notes, size_t size, size_
                  p->fallback);
         else
             NOTE("CUDA time: CUDA events on the current stream");
-        /* Measured on an H200, resnet18 at batch 1: 1,275 us per forward by events against
-         * 423 us of kernels. Said in every events report, not only in the docs. */
+        /* Every events report says it, not only the docs: the overstatement is several times
+         * on a launch-bound model (docs/cuda.md has the figures). */
         NOTE("warning: CUDA-event spans include the idle gaps between launches: on a "
              "launch-bound model (small batches) every module reads high, by up to several "
              "times; CUPTI (--cuda-timing cupti) measures the kernels themselves");
