@@ -37,7 +37,7 @@ struct Pt2 {
     // What runs the forwards: `loader`, or the program's own loader (attached, aoti_attach.cpp).
     torch::inductor::AOTIModelPackageLoader *runner = nullptr;
 #endif
-    std::vector<void **> slots; // an attached package's rebound imports, put back at detach
+    std::vector<ReboundSlot> slots; // an attached package's rebound imports, put back at detach
     struct Kernel {
         std::string name;           // as kernel_information.json names it (no "graph_0_")
         std::string label;          // its op row: the name, and the modules it fused

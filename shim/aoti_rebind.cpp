@@ -44,6 +44,9 @@ constexpr uint32_t k_jump_slot = R_X86_64_JUMP_SLOT, k_glob_dat = R_X86_64_GLOB_
 constexpr uint32_t k_jump_slot = R_AARCH64_JUMP_SLOT, k_glob_dat = R_AARCH64_GLOB_DAT;
 #endif
 
+// The wrappers call libtorch's functions by name, never what the slot held before: with lazy
+// binding that is the package's own PLT stub, whose resolver would write libtorch's address over
+// the wrapper. What the slot held is kept only to be put back (pt2_unbind).
 AOTITorchError start_wrapper(const char *name, IValueMapHandle kwargs,
                              const C10IValueHandle *inputs, const uint64_t n_inputs,
                              AtenRecordFunctionHandle *guard) {
@@ -186,26 +189,32 @@ std::set<std::string> loaded_objects() {
     return names;
 }
 
-int pt2_rebind(const RebindTarget &which, std::vector<void **> *slots) {
+int pt2_rebind(const RebindTarget &which, std::vector<ReboundSlot> *slots) {
     Scan scan{&which, {}, {}, {}, {}};
     dl_iterate_phdr(visit, &scan);
     if (scan.starts.empty() || scan.ends.empty()) return 0; // no kernel profiling in it
+    std::vector<ReboundSlot> done;
     bool ok = true;
-    for (void **slot : scan.starts)
-        ok = ok && write_slot(slot, reinterpret_cast<void *>(&start_wrapper), scan);
-    for (void **slot : scan.ends)
-        ok = ok && write_slot(slot, reinterpret_cast<void *>(&end_wrapper), scan);
-    std::vector<void **> all = scan.starts;
-    all.insert(all.end(), scan.ends.begin(), scan.ends.end());
+    for (size_t i = 0; ok && i < scan.starts.size() + scan.ends.size(); i++) {
+        bool start = i < scan.starts.size();
+        void **slot = start ? scan.starts[i] : scan.ends[i - scan.starts.size()];
+        void *wrapper = start ? reinterpret_cast<void *>(&start_wrapper)
+                              : reinterpret_cast<void *>(&end_wrapper);
+        void *found = *slot;
+        if (found == wrapper) continue; // already ours (a second session on the same library)
+        ok = write_slot(slot, wrapper, scan);
+        if (ok) done.push_back({slot, found});
+    }
     if (!ok) { // put back what was changed: the callbacks then see every kernel
-        pt2_unbind(all);
+        pt2_unbind(done);
         return 0;
     }
-    if (slots) *slots = std::move(all);
-    return static_cast<int>(scan.starts.size() + scan.ends.size());
+    int n = static_cast<int>(scan.starts.size() + scan.ends.size());
+    if (slots) *slots = std::move(done);
+    return n;
 }
 
-void pt2_unbind(const std::vector<void **> &slots) noexcept {
+void pt2_unbind(const std::vector<ReboundSlot> &slots) noexcept {
     if (slots.empty()) return;
     Scan scan{nullptr, {}, {}, {}, {}};
     try {
@@ -213,18 +222,18 @@ void pt2_unbind(const std::vector<void **> &slots) noexcept {
     } catch (...) { // out of memory: the slots keep the wrappers, which only pass through
         return;
     }
-    for (void **slot : slots) {
+    for (const ReboundSlot &s : slots) {
         // A library unloaded since (its loader destroyed before the session closed) is skipped.
-        uintptr_t at = reinterpret_cast<uintptr_t>(slot);
+        uintptr_t at = reinterpret_cast<uintptr_t>(s.slot);
         bool mapped = false;
         for (const auto &r : scan.mapped)
             mapped |= at >= r.first && at + sizeof(void *) <= r.second;
         if (!mapped) continue;
-        void *wrapper = *slot;
-        if (wrapper == reinterpret_cast<void *>(&start_wrapper))
-            write_slot(slot, reinterpret_cast<void *>(&aoti_record_function_start), scan);
-        else if (wrapper == reinterpret_cast<void *>(&end_wrapper))
-            write_slot(slot, reinterpret_cast<void *>(&aoti_record_function_end), scan);
+        // Only our own wrapper is replaced: a slot someone rebound after us stays theirs.
+        void *now = *s.slot;
+        if (now == reinterpret_cast<void *>(&start_wrapper) ||
+            now == reinterpret_cast<void *>(&end_wrapper))
+            write_slot(s.slot, s.found, scan);
     }
 }
 
@@ -236,10 +245,10 @@ bool RebindTarget::matches(const char *) const {
 std::set<std::string> loaded_objects() {
     return {};
 }
-int pt2_rebind(const RebindTarget &, std::vector<void **> *) {
+int pt2_rebind(const RebindTarget &, std::vector<ReboundSlot> *) {
     return -1;
 }
-void pt2_unbind(const std::vector<void **> &) noexcept {}
+void pt2_unbind(const std::vector<ReboundSlot> &) noexcept {}
 
 #endif
 

@@ -258,15 +258,20 @@ void package_detach(lps_model *m) noexcept;
 // loader was made), or the one whose path ends in "/" + `suffix` (the package library's name in
 // the package). Returns how many slots it rebound (listed in `slots` when not NULL): 0 when the
 // objects import neither (a package compiled without kernel profiling), -1 on a platform where
-// this is not done. pt2_unbind puts libtorch's functions back.
+// this is not done. pt2_unbind puts back in each slot exactly what it held before, and only
+// where the slot still holds layerprof's wrapper: whoever rebinds it after us keeps theirs.
 struct RebindTarget {
     const std::set<std::string> *before = nullptr;
     std::string suffix;
     bool matches(const char *path) const;
 };
 std::set<std::string> loaded_objects();
-int pt2_rebind(const RebindTarget &which, std::vector<void **> *slots);
-void pt2_unbind(const std::vector<void **> &slots) noexcept;
+struct ReboundSlot {
+    void **slot;
+    void *found; // what the slot held before the wrapper went in
+};
+int pt2_rebind(const RebindTarget &which, std::vector<ReboundSlot> *slots);
+void pt2_unbind(const std::vector<ReboundSlot> &slots) noexcept;
 void pt2_import_start(const char *name) noexcept;
 void pt2_import_end() noexcept;
 
