@@ -14,8 +14,9 @@
  *      getter, the noun of what it hands out, the same on every object and never with `get_`:
  *      lp_<object>_<thing>_count, lp_<object>_<thing> (filling an lp_<thing>_info: lp_session_node
  *      and lp_report_node an lp_node_info, lp_report_meta() an lp_meta_info; lp_session_run_info
- *      fills an lp_run_info), lp_<object>_find. A predicate is a getter too: it is named for
- *      the state, without `is_`, and writes 0 or 1 to an `int *out` (lp_session_frozen), so it
+ *      fills an lp_run_info), lp_<object>_find. A getter that merges the session's recording
+ *      first takes it non-const (lp_session_node_count). A predicate is a getter too: it is named
+ * for the state, without `is_`, and writes 0 or 1 to an `int *out` (lp_session_frozen), so it
  *      returns a status like every other function. A part of the object may come first
  *      (lp_session_region_begin, lp_session_forward_end).
  *    - <variant> marks another form of the same action: _to (into an lp_write_fn), _in (in a
@@ -737,21 +738,25 @@ typedef struct lp_node_info {
 } lp_node_info;
 
 /* The number of nodes in the module tree (named_modules() order, root first). Like every getter
- * here, it first merges what was recorded since the last read. */
-LP_API int lp_session_node_count(const lp_session *session, size_t *out);
+ * here that reads the tree, it first merges what was recorded since the last read, which is why
+ * it takes the session non-const: merging on read, not after every forward, step and region,
+ * is what keeps those calls cheap (docs/architecture.md). On the thread that drives the session,
+ * with no forward running: on a live session, LP_ERR_STATE while a forward is open on any
+ * thread (the merge would race it). */
+LP_API int lp_session_node_count(lp_session *session, size_t *out);
 
 /* Fills `out` for node `index`; its strings stay valid until lp_session_close.
  * The output structs' getters are macros that pass the caller's sizeof: a program built against
  * an older layerprof.h, whose struct is smaller, gets its fields and nothing is written past
  * them (fields are only added at the end). The _sized functions are what they call. */
-LP_API int lp_session_node_sized(const lp_session *session, size_t index, lp_node_info *out,
+LP_API int lp_session_node_sized(lp_session *session, size_t index, lp_node_info *out,
                                  size_t out_size);
 #define lp_session_node(session, index, out)                                                       \
     lp_session_node_sized((session), (index), (out), sizeof *(out))
 
 /* Finds a node by dotted path (`path` is borrowed for the call). *out receives its index, valid
  * until more is recorded (see "Lifetimes" above). */
-LP_API int lp_session_find(const lp_session *session, const char *path, size_t *out);
+LP_API int lp_session_find(lp_session *session, const char *path, size_t *out);
 
 /* *out receives 1 when the model has no submodule frames to hook (frozen /
  * optimize_for_inference), else 0. */
@@ -786,11 +791,10 @@ typedef struct lp_op_info {
 
 /* The number of op rows (0 without options.events). A parent op row has a lower index than its
  * children. */
-LP_API int lp_session_op_count(const lp_session *session, size_t *out);
+LP_API int lp_session_op_count(lp_session *session, size_t *out);
 
 /* Fills `out` for op row `index`; its strings stay valid until lp_session_close. */
-LP_API int lp_session_op_sized(const lp_session *session, size_t index, lp_op_info *out,
-                               size_t out_size);
+LP_API int lp_session_op_sized(lp_session *session, size_t index, lp_op_info *out, size_t out_size);
 #define lp_session_op(session, index, out)                                                         \
     lp_session_op_sized((session), (index), (out), sizeof *(out))
 
@@ -806,7 +810,7 @@ typedef struct lp_run_info {
     uint64_t synced_ns;
 } lp_run_info;
 
-LP_API int lp_session_run_info_sized(const lp_session *session, lp_run_info *out, size_t out_size);
+LP_API int lp_session_run_info_sized(lp_session *session, lp_run_info *out, size_t out_size);
 #define lp_session_run_info(session, out) lp_session_run_info_sized((session), (out), sizeof *(out))
 
 /* ------------------------------------------------------------------------------------------ */

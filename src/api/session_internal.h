@@ -156,8 +156,10 @@ int session_hooks_remove(lp_session *s);
  * Driving thread, with no forward running and no region call in flight on another thread. */
 int session_sync_report(lp_session *s);
 
-/* The tree every reader sees: the module tree, or the composed one once regions exist. */
-int session_report_tree(const lp_session *s, const lp_tree **out);
+/* The tree every reader sees: the module tree, or the composed one once regions exist, with what
+ * was recorded since the last read merged first. LP_ERR_STATE, naming `reader`, while a live
+ * forward is open. */
+int session_report_tree(lp_session *s, const lp_tree **out, const char *reader);
 
 /* Points the collector at the tree of the region the next forward runs in. */
 int session_target_for_forward(lp_session *s);

@@ -111,7 +111,7 @@ static int render_export(lp_session *s, lp_format format, const lp_render_opts *
     const lp_tree *t = NULL;
     int rc = format == LP_FORMAT_TRACE /* spans name module nodes: the module tree's */
                  ? render_trace_with_regions(s, run, out)
-                 : session_report_tree(s, &t);
+                 : session_report_tree(s, &t, "lp_session_render");
     if (!rc && format != LP_FORMAT_TRACE)
         rc = lp_render_format(format, t, lp_collector_timeline(s->collector), run, ro, out);
     json_decref(run);
@@ -172,7 +172,7 @@ int lp_session_render(lp_session *s, lp_format format, FILE *out) {
     ro.prune = s->opts.prune;
     ro.show_ops = s->opts.events;
     const lp_tree *t = NULL;
-    int rc = session_report_tree(s, &t);
+    int rc = session_report_tree(s, &t, "lp_session_render");
     if (rc) return rc;
     lp_note_list lines;
     lp_note_list_init(&lines);
@@ -250,29 +250,29 @@ int lp_session_write_outputs(lp_session *s) {
     return rc;
 }
 
-int lp_session_node_count(const lp_session *s, size_t *out) {
+int lp_session_node_count(lp_session *s, size_t *out) {
     if (!s || !out) return lp_error_set(LP_ERR_INVALID, "lp_session_node_count: NULL argument");
     const lp_tree *t;
-    int rc = session_report_tree(s, &t);
+    int rc = session_report_tree(s, &t, "lp_session_node_count");
     if (!rc) *out = t->n_nodes;
     return rc;
 }
 
-int lp_session_node_sized(const lp_session *s, size_t index, lp_node_info *out, size_t size) {
+int lp_session_node_sized(lp_session *s, size_t index, lp_node_info *out, size_t size) {
     if (!s || !out) return lp_error_set(LP_ERR_INVALID, "lp_session_node: NULL argument");
     lp_node_info full;
     int rc = lp_out_size_check(size, LP_NODE_INFO_SIZE_1, "lp_node_info", "lp_session_node");
     const lp_tree *t;
-    if (!rc) rc = session_report_tree(s, &t);
+    if (!rc) rc = session_report_tree(s, &t, "lp_session_node");
     if (!rc) rc = lp_tree_node_info(t, index, &full, "lp_session_node");
     if (!rc) lp_out_copy(out, size, &full, sizeof full);
     return rc;
 }
 
-int lp_session_find(const lp_session *s, const char *path, size_t *out) {
+int lp_session_find(lp_session *s, const char *path, size_t *out) {
     if (!s || !path || !out) return lp_error_set(LP_ERR_INVALID, "lp_session_find: NULL argument");
     const lp_tree *t;
-    int rc = session_report_tree(s, &t);
+    int rc = session_report_tree(s, &t, "lp_session_find");
     if (rc) return rc;
     int32_t i = lp_tree_find(t, path);
     if (i < 0) return lp_error_set(LP_ERR_NOT_FOUND, "no module at path '%s'", path);
@@ -286,33 +286,34 @@ int lp_session_frozen(const lp_session *s, int *out) {
     return LP_OK;
 }
 
-int lp_session_op_count(const lp_session *s, size_t *out) {
+int lp_session_op_count(lp_session *s, size_t *out) {
     if (!s || !out) return lp_error_set(LP_ERR_INVALID, "lp_session_op_count: NULL argument");
     const lp_tree *t;
-    int rc = session_report_tree(s, &t);
+    int rc = session_report_tree(s, &t, "lp_session_op_count");
     if (!rc) *out = t->n_ops;
     return rc;
 }
 
-int lp_session_op_sized(const lp_session *s, size_t index, lp_op_info *out, size_t size) {
+int lp_session_op_sized(lp_session *s, size_t index, lp_op_info *out, size_t size) {
     if (!s || !out) return lp_error_set(LP_ERR_INVALID, "lp_session_op: NULL argument");
     lp_op_info full;
     int rc = lp_out_size_check(size, LP_OP_INFO_SIZE_1, "lp_op_info", "lp_session_op");
     const lp_tree *t;
-    if (!rc) rc = session_report_tree(s, &t);
+    if (!rc) rc = session_report_tree(s, &t, "lp_session_op");
     if (!rc) rc = lp_tree_op_info(t, index, &full);
     if (!rc) lp_out_copy(out, size, &full, sizeof full);
     return rc;
 }
 
-int lp_session_run_info_sized(const lp_session *s, lp_run_info *caller, size_t size) {
+int lp_session_run_info_sized(lp_session *s, lp_run_info *caller, size_t size) {
     if (!s || !caller) return lp_error_set(LP_ERR_INVALID, "lp_session_run_info: NULL argument");
     int rc = lp_out_size_check(size, LP_RUN_INFO_SIZE_1, "lp_run_info", "lp_session_run_info");
     if (rc) return rc;
     lp_run_info full, *out = &full;
     memset(out, 0, sizeof *out);
     const lp_tree *t;
-    rc = session_report_tree(s, &t); /* merges what was recorded since the last read */
+    rc = session_report_tree(
+        s, &t, "lp_session_run_info"); /* merges what was recorded since the last read */
     if (rc) return rc;
     lp_collector_stats st;
     lp_collector_get_stats(s->collector, &st);

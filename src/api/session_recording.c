@@ -62,12 +62,19 @@ int session_sync_report(lp_session *s) {
     return LP_OK;
 }
 
-/* The tree every reader sees: the module tree, or the composed one once regions exist. A const
- * reader merges what is pending first: the merge changes no figure a reader was already given
- * (docs/architecture.md), and its failure is the reader's. */
-int session_report_tree(const lp_session *s, const lp_tree **out) {
-    int rc = session_sync_report((lp_session *)s);
-    *out = rc ? NULL : lp_recording_report(&s->rec);
+/* The tree every reader sees: the module tree, or the composed one once regions exist, with what
+ * was recorded since the last read merged first. Merging here, not after every forward, step and
+ * region end, keeps those cheap (docs/architecture.md). A live session's forwards write their
+ * threads' figures while they run: no merge then. */
+int session_report_tree(lp_session *s, const lp_tree **out, const char *reader) {
+    *out = NULL;
+    if (s->live && atomic_load(&s->live_open))
+        return lp_error_set(LP_ERR_STATE,
+                            "%s: a live forward is open: read once the forwards "
+                            "finished (only the openmetrics format renders meanwhile)",
+                            reader);
+    int rc = session_sync_report(s);
+    if (!rc) *out = lp_recording_report(&s->rec);
     return rc;
 }
 

@@ -74,7 +74,7 @@ static lp_session *run_cuda(const char *model, lp_cuda_timing timing, int memory
     return s;
 }
 
-static lp_node_info node(const lp_session *s, const char *path) {
+static lp_node_info node(lp_session *s, const char *path) {
     size_t i = 0;
     lp_node_info info;
     memset(&info, 0, sizeof info);

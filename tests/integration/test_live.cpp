@@ -188,7 +188,13 @@ static void check_rules() {
     LP_CHECK(lp_session_forward_begin(s) == LP_OK, "%s", lp_error_last());
     LP_CHECK(lp_session_forward_begin(s) == LP_ERR_STATE, "a second begin on one thread");
     LP_CHECK(std::strstr(lp_error_last(), "already open on this thread"), "%s", lp_error_last());
+    // A getter merges, which would race the open forward: refused, and fine once it ended.
+    size_t n = 0;
+    LP_CHECK(lp_session_node_count(s, &n) == LP_ERR_STATE, "a getter while a live forward is open");
+    LP_CHECK(std::strstr(lp_error_last(), "lp_session_node_count: a live forward is open"), "%s",
+             lp_error_last());
     LP_CHECK(lp_session_forward_end(s, 0) == LP_OK, "%s", lp_error_last());
+    LP_CHECK(lp_session_node_count(s, &n) == LP_OK && n > 1, "%s", lp_error_last());
     lp_session_close(s);
 }
 

@@ -44,7 +44,7 @@ static lp_session *open_and_run(const char *model, lp_mode mode, int memory) {
     return s;
 }
 
-static lp_node_info node_at(const lp_session *s, const char *path) {
+static lp_node_info node_at(lp_session *s, const char *path) {
     size_t i = 0;
     lp_node_info info;
     memset(&info, 0, sizeof info);

@@ -47,7 +47,7 @@ static lp_session *run_model(const char *model, const char *const *columns, size
     return run_model_in(model, LP_MODE_MARKERS, columns, n_columns);
 }
 
-static lp_node_info node(const lp_session *s, const char *path) {
+static lp_node_info node(lp_session *s, const char *path) {
     size_t i = 0;
     if (lp_session_find(s, path, &i)) fail_msg("no module '%s': %s", path, lp_error_last());
     lp_node_info info;

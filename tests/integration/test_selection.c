@@ -58,25 +58,25 @@ static lp_session *open_and_run(const run_opts *r) {
     return s;
 }
 
-static size_t index_of(const lp_session *s, const char *path) {
+static size_t index_of(lp_session *s, const char *path) {
     size_t i = 0;
     if (lp_session_find(s, path, &i) != LP_OK) fail_msg("no node '%s': %s", path, lp_error_last());
     return i;
 }
 
-static size_t op_count(const lp_session *s) {
+static size_t op_count(lp_session *s) {
     size_t n = 0;
     assert_int_equal(lp_session_op_count(s, &n), LP_OK);
     return n;
 }
 
-static lp_op_info op_at(const lp_session *s, size_t i) {
+static lp_op_info op_at(lp_session *s, size_t i) {
     lp_op_info info;
     assert_int_equal(lp_session_op(s, i, &info), LP_OK);
     return info;
 }
 
-static uint64_t events_of(const lp_session *s) {
+static uint64_t events_of(lp_session *s) {
     lp_run_info ri;
     assert_int_equal(lp_session_run_info(s, &ri), LP_OK);
     assert_int_equal(ri.dropped, 0);
@@ -200,7 +200,8 @@ static void unselected_modules_get_no_memory(void **state) {
     lp_session_close(s);
 }
 
-/* ---- shapes ----------------------------------------------------------------------------------- */
+/* ---- shapes -----------------------------------------------------------------------------------
+ */
 
 static void shapes_split_op_rows_by_input_sizes(void **state) {
     lp_mode mode = *(const lp_mode *)*state;
@@ -228,7 +229,8 @@ static void shapes_split_op_rows_by_input_sizes(void **state) {
     lp_session_close(s);
 }
 
-/* ---- the CLI ---------------------------------------------------------------------------------- */
+/* ---- the CLI ----------------------------------------------------------------------------------
+ */
 
 /* Runs the CLI with `args`; returns its exit status, with stdout and stderr in `out`. */
 static int cli(const char *args, char *out, size_t size) {
