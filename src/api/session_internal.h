@@ -134,8 +134,9 @@ void session_add_note(lp_session *s, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
-/* The notes an AOTInductor package's report carries. */
-void session_add_pt2_notes(lp_session *s, const lps_pt2_info *pt2);
+/* The notes every report carries on how the session was opened (the mode, the warm-up, what
+ * this model or mode will not record); `asked_graph`: the options named graph mode. */
+void session_add_open_notes(lp_session *s, const lps_pt2_info *pt2, int asked_graph);
 /* Every line under the report's table, in the order they print, into `l` (empty on entry):
  * the session's own, then what the model, the device, the noise and the warnings add. */
 int session_report_notes(const lp_session *s, const lp_tree *t, lp_note_list *l);

@@ -19,7 +19,8 @@ void session_add_note(lp_session *s, const char *fmt, ...) {
     va_end(ap);
 }
 
-void session_add_pt2_notes(lp_session *s, const lps_pt2_info *pt2) {
+/* The notes an AOTInductor package's report carries. */
+static void add_pt2_notes(lp_session *s, const lps_pt2_info *pt2) {
     session_add_note(s, "%s",
                      "mode: AOTInductor package (each compiled kernel timed in the module its "
                      "nodes came from, a fused one in its modules' lowest common ancestor; calls "
@@ -43,6 +44,49 @@ void session_add_pt2_notes(lp_session *s, const lps_pt2_info *pt2) {
         session_add_note(s, "%s",
                          "note: AOTInductor allocates its buffers in the package's wrapper, "
                          "outside the kernels: memory is the root's");
+}
+
+/* What every report says of how the session was opened: the mode (a package's, markers as asked
+ * for graph, hooks, markers), the warm-up TorchScript needs, and what the options ask for that
+ * this model or mode will not record. */
+void session_add_open_notes(lp_session *s, const lps_pt2_info *pt2, int asked_graph) {
+    if (pt2->is_pt2)
+        add_pt2_notes(s, pt2);
+    else if (asked_graph)
+        session_add_note(s, "%s",
+                         "mode: markers (asked for graph, which now runs as markers: the optimised "
+                         "model, with exact module calls marked at every call site)");
+    else if (s->opts.mode == LP_MODE_HOOKS)
+        session_add_note(
+            s, "%s",
+            "mode: hooks (TorchScript optimizer off, so every module call is a real frame; "
+            "the model ran unoptimised)");
+    else
+        session_add_note(s, "%s",
+                         "mode: markers (the optimised model, with exact module calls marked at "
+                         "every call site)");
+    /* TorchScript's profiling executor runs the first forwards unoptimised while it records
+     * shapes, then optimises: those forwards say little of the model as it runs
+     * (docs/libtorch.md, "Two modes", has the figures). */
+    if (!s->attached && !pt2->is_pt2 && s->opts.mode != LP_MODE_HOOKS && s->opts.warmup < 3)
+        session_add_note(s,
+                         "note: warm-up %d: TorchScript optimises the model during its first 3 "
+                         "forwards, so the first profiled ones may include that work (--warmup 3)",
+                         s->opts.warmup);
+    if (s->tree.n_nodes == 1 && !pt2->is_pt2)
+        session_add_note(
+            s,
+            "note: '%s' has no submodules (frozen or optimized for inference?): only the root "
+            "can be timed",
+            s->model_path);
+    if (s->opts.mode == LP_MODE_HOOKS && !pt2->is_pt2 &&
+        lp_columns_any(s->opts.columns, s->opts.n_columns, LP_NEED_OUT_SHAPE, 0))
+        session_add_note(s, "%s",
+                         "note: out_shape is recorded in markers mode only (the default): the "
+                         "column stays blank in hooks mode");
+    if (s->opts.shapes && !s->opts.events)
+        session_add_note(s, "%s",
+                         "note: shapes are recorded with op rows only (events): none recorded");
 }
 
 /* A size, FLOPs or output-shape column among those asked for. */

@@ -235,52 +235,43 @@ static int session_load_libraries(const char *const *libs, size_t n) {
     return LP_OK;
 }
 
-int session_open_from(lp_session **out, const lp_options *opts, const session_source *src) {
-    int rc = lp_options_validate(opts); /* every value the option table knows */
-    if (rc) return rc;
-    for (size_t i = 0; i < opts->n_outputs; i++)
-        if ((rc = check_writable(opts->outputs[i].file))) return rc;
+/* What can be refused before anything loads: every value the option table knows, and each
+ * output file (a schedule's per-cycle ones by the name of the first cycle's). */
+static int check_options(const lp_options *opts) {
+    int rc = lp_options_validate(opts);
+    for (size_t i = 0; i < opts->n_outputs && !rc; i++)
+        rc = check_writable(opts->outputs[i].file);
+    if (rc || !lp_sched_on(&opts->schedule)) return rc;
+    for (size_t i = 0; i < opts->n_outputs && !rc; i++)
+        if (opts->outputs[i].file && strstr(opts->outputs[i].file, "%d")) {
+            char first[LP_PATH_MAX];
+            if (!(rc = session_cycle_file(opts->outputs[i].file, 1, first, sizeof first)))
+                rc = check_writable(first);
+        }
+    return rc;
+}
 
-    if (lp_sched_on(&opts->schedule))
-        for (size_t i = 0; i < opts->n_outputs; i++)
-            if (opts->outputs[i].file && strstr(opts->outputs[i].file, "%d")) {
-                char first[LP_PATH_MAX];
-                if ((rc = session_cycle_file(opts->outputs[i].file, 1, first, sizeof first)) ||
-                    (rc = check_writable(first)))
-                    return rc;
-            }
-
-    lp_session *s = calloc(1, sizeof *s);
-    if (!s) return lp_error_set(LP_ERR_NOMEM, "out of memory");
-    s->main_context = -1;
-    atomic_store(&s->enabled, 1);
-    if ((rc = copy_options(s, opts))) goto fail;
-    /* Graph mode inferred module calls from each op's inlined call stack, and got them wrong
-     * where a name was ambiguous (two ModuleLists under one parent), a call was split (a list
-     * comprehension) or merged (back-to-back calls, CSE). Markers see the same optimised model
-     * with exact calls, so the old name runs as markers rather than print wrong figures. */
-    int asked_graph = s->opts.mode == LP_MODE_GRAPH;
-    if (asked_graph) s->opts.mode = LP_MODE_MARKERS;
-
-    /* A column or sort key whose figure this run will not record is a usage error now, not an
-     * empty column (or a sort that silently keeps model order) after the run. */
+/* A column or sort key whose figure this run will not record is a usage error now, not an
+ * empty column (or a sort that silently keeps model order) after the run. */
+static int check_columns_recorded(const lp_session *s, const lp_options *opts) {
     int cuda = strncmp(s->device, "cuda", 4) == 0;
     unsigned recorded = LP_NEED_FLOPS | LP_NEED_OUT_SHAPE | (opts->memory ? LP_NEED_CPU_MEM : 0) |
                         (cuda && opts->memory ? LP_NEED_CUDA_MEM : 0) |
                         (cuda && opts->cuda_timing != LP_CUDA_TIMING_OFF ? LP_NEED_CUDA_TIME : 0);
-    if ((rc = lp_columns_check_recorded(opts->columns, opts->n_columns, opts->sort, recorded)))
-        goto fail;
+    return lp_columns_check_recorded(opts->columns, opts->n_columns, opts->sort, recorded);
+}
 
+/* The shim set up (threads, device, custom-op libraries), then the model: loaded from its file,
+ * or the program's module or package attached; and its module tree. */
+static int load_model(lp_session *s, const lp_options *opts, const session_source *src) {
     lps_set_verbose(opts->verbose);
     /* The shim's failures leave their message where lp_error_last() reads it. */
-    if ((rc = lps_set_threads(opts->threads))) goto fail;
-    /* "CUDA is not available: ..." before loading */
-    if ((rc = lps_cuda_check(s->device))) goto fail;
-    if ((rc = session_load_libraries(opts->libraries, opts->n_libraries))) goto fail;
+    int rc = lps_set_threads(opts->threads);
+    if (!rc) rc = lps_cuda_check(s->device); /* "CUDA is not available: ..." before loading */
+    if (!rc) rc = session_load_libraries(opts->libraries, opts->n_libraries);
+    if (rc) return rc;
     s->attached = src->module != NULL;
-    s->out_shape = s->opts.mode != LP_MODE_HOOKS &&
-                   lp_columns_any(opts->columns, opts->n_columns, LP_NEED_OUT_SHAPE, 0);
-    if (!s->attached && !src->package && (rc = lp_model_file_check(s->model_path))) goto fail;
+    if (!s->attached && !src->package && (rc = lp_model_file_check(s->model_path))) return rc;
     if (src->package)
         rc = lps_model_attach_package(src->module, src->torch_build, s->model_path, s->device,
                                       &s->model);
@@ -288,9 +279,13 @@ int session_open_from(lp_session **out, const lp_options *opts, const session_so
         rc = lps_model_attach(src->module, src->torch_build, s->device, exec_of(s), &s->model);
     else
         rc = lps_model_load(s->model_path, s->device, exec_of(s), &s->model);
-    if (rc) goto fail;
-    if ((rc = build_tree(s))) goto fail;
+    return rc ? rc : build_tree(s);
+}
 
+/* The inputs: the options', or the model's recorded example for a file; then the tensors, unless
+ * the program attached its module without inputs and runs its own forwards. */
+static int make_inputs(lp_session *s, const lp_options *opts) {
+    int rc = LP_OK;
     if (opts->n_inputs) {
         memcpy(s->inputs, opts->inputs, opts->n_inputs * sizeof *s->inputs);
         s->n_inputs = opts->n_inputs;
@@ -301,28 +296,26 @@ int session_open_from(lp_session **out, const lp_options *opts, const session_so
         if (!(rc = default_inputs(s, &owner))) rc = keep_input_texts(s);
         lp_options_release(&owner);
     }
-    if (rc) goto fail;
-    /* An attached module without inputs has none: the program runs its own forwards. */
-    if (s->n_inputs || !s->attached) {
-        if ((rc = check_input_sizes(s))) goto fail;
-        if ((rc = lps_inputs_create(s->model, s->inputs, s->n_inputs, opts->seed, &s->tensors)))
-            goto fail;
-    }
+    if (rc || (!s->n_inputs && s->attached)) return rc;
+    if ((rc = check_input_sizes(s))) return rc;
+    return lps_inputs_create(s->model, s->inputs, s->n_inputs, opts->seed, &s->tensors);
+}
 
+/* The modules chosen by path, the collector that records into the tree, CUDA timing, and the
+ * recording around them. */
+static int make_recording(lp_session *s, const lp_options *opts) {
+    int rc;
     if (opts->n_paths) {
         s->selected = calloc(s->tree.n_nodes, 1);
-        if (!s->selected) {
-            rc = lp_error_set(LP_ERR_NOMEM, "out of memory");
-            goto fail;
-        }
-        if ((rc = lp_paths_select(&s->tree, s->opts.paths, opts->n_paths, s->selected))) goto fail;
+        if (!s->selected) return lp_error_set(LP_ERR_NOMEM, "out of memory");
+        if ((rc = lp_paths_select(&s->tree, s->opts.paths, opts->n_paths, s->selected))) return rc;
     }
-    lp_collector_config cc = {
-        .memory = opts->memory,
-        .memory_devices = 1u << (strncmp(s->device, "cuda", 4) == 0 ? LP_DEV_CUDA : LP_DEV_CPU),
-        .ops = opts->events,
-        .selected = s->selected};
-    if (strncmp(s->device, "cuda", 4) == 0) cc.memory_devices |= 1u << LP_DEV_CPU;
+    int cuda = strncmp(s->device, "cuda", 4) == 0;
+    lp_collector_config cc = {.memory = opts->memory,
+                              .memory_devices = 1u << (cuda ? LP_DEV_CUDA : LP_DEV_CPU),
+                              .ops = opts->events,
+                              .selected = s->selected};
+    if (cuda) cc.memory_devices |= 1u << LP_DEV_CPU;
     /* CUDA kernel time per module (CUPTI, else the shim's CUDA events) and NVTX ranges. */
     lp_cuda_events_backend events = {s->model,
                                      lps_cuda_events_begin,
@@ -330,13 +323,13 @@ int session_open_from(lp_session **out, const lp_options *opts, const session_so
                                      lps_cuda_events_pop,
                                      lps_cuda_events_collect,
                                      lps_cuda_events_end};
-    lp_cuda_prof_config pc = {.cuda_device = strncmp(s->device, "cuda", 4) == 0,
+    lp_cuda_prof_config pc = {.cuda_device = cuda,
                               .timing = (int)opts->cuda_timing,
                               .nvtx = opts->nvtx,
                               .ops = opts->events,
                               .tree = &s->tree,
                               .events = lps_cuda_built() ? &events : NULL};
-    if ((rc = lp_cuda_prof_open(&s->cuda, &pc))) goto fail;
+    if ((rc = lp_cuda_prof_open(&s->cuda, &pc))) return rc;
     cc.cuda_time = lp_cuda_prof_timing(s->cuda);
     cc.scopes = lp_cuda_prof_hooks(s->cuda);
     cc.scope_ops = opts->events;
@@ -349,55 +342,38 @@ int session_open_from(lp_session **out, const lp_options *opts, const session_so
     cc.out_shape = s->out_shape;
     cc.histograms = 1; /* fixed memory: modules x buckets per thread (docs/sampling.md) */
     cc.hist_depth = opts->metrics_depth;
-    if ((rc = lp_collector_create(&s->collector, &s->tree, &cc))) goto fail;
+    if ((rc = lp_collector_create(&s->collector, &s->tree, &cc))) return rc;
     lp_recording_init(&s->rec, s->collector, &s->tree);
-    if ((rc = session_start_step(s))) goto fail;
-    lp_format_date((long long)time(NULL), s->date, sizeof s->date);
+    return session_start_step(s);
+}
 
+/* Checks, the model, the inputs, the recording, the notes every report carries, and the live
+ * path: in that order, each needing what came before. */
+int session_open_from(lp_session **out, const lp_options *opts, const session_source *src) {
+    int rc = check_options(opts);
+    if (rc) return rc;
+    lp_session *s = calloc(1, sizeof *s);
+    if (!s) return lp_error_set(LP_ERR_NOMEM, "out of memory");
+    s->main_context = -1;
+    atomic_store(&s->enabled, 1);
+    if ((rc = copy_options(s, opts))) goto fail;
+    /* Graph mode inferred module calls from each op's inlined call stack, and got them wrong
+     * where a name was ambiguous (two ModuleLists under one parent), a call was split (a list
+     * comprehension) or merged (back-to-back calls, CSE). Markers see the same optimised model
+     * with exact calls, so the old name runs as markers rather than print wrong figures. */
+    int asked_graph = s->opts.mode == LP_MODE_GRAPH;
+    if (asked_graph) s->opts.mode = LP_MODE_MARKERS;
+    s->out_shape = s->opts.mode != LP_MODE_HOOKS &&
+                   lp_columns_any(opts->columns, opts->n_columns, LP_NEED_OUT_SHAPE, 0);
+    if ((rc = check_columns_recorded(s, opts)) || (rc = load_model(s, opts, src)) ||
+        (rc = make_inputs(s, opts)) || (rc = make_recording(s, opts)))
+        goto fail;
+    lp_format_date((long long)time(NULL), s->date, sizeof s->date);
     lps_pt2_info pt2 = {0};
     lps_model_pt2_info(s->model, &pt2); /* a package loaded, or attached */
     s->pt2 = pt2.is_pt2;
-    if (pt2.is_pt2) {
-        session_add_pt2_notes(s, &pt2);
-    } else if (asked_graph)
-        session_add_note(s, "%s",
-                         "mode: markers (asked for graph, which now runs as markers: the optimised "
-                         "model, with exact module calls marked at every call site)");
-    else if (s->opts.mode == LP_MODE_HOOKS)
-        session_add_note(
-            s, "%s",
-            "mode: hooks (TorchScript optimizer off, so every module call is a real frame; "
-            "the model ran unoptimised)");
-    else
-        session_add_note(s, "%s",
-                         "mode: markers (the optimised model, with exact module calls marked at "
-                         "every call site)");
-    /* TorchScript's profiling executor runs the first forwards unoptimised while it records
-     * shapes, then optimises: those forwards say little of the model as it runs
-     * (docs/libtorch.md, "Two modes", has the figures). */
-    if (!s->attached && !pt2.is_pt2 && s->opts.mode != LP_MODE_HOOKS && s->opts.warmup < 3) {
-        char n[16];
-        snprintf(n, sizeof n, "%d", s->opts.warmup);
-        session_add_note(s,
-                         "note: warm-up %s: TorchScript optimises the model during its first 3 "
-                         "forwards, so the first profiled ones may include that work (--warmup 3)",
-                         n);
-    }
+    session_add_open_notes(s, &pt2, asked_graph);
     if ((rc = session_live_setup(s))) goto fail;
-    if (s->tree.n_nodes == 1 && !pt2.is_pt2)
-        session_add_note(
-            s,
-            "note: '%s' has no submodules (frozen or optimized for inference?): only the root "
-            "can be timed",
-            s->model_path);
-    if (s->opts.mode == LP_MODE_HOOKS && !pt2.is_pt2 &&
-        lp_columns_any(opts->columns, opts->n_columns, LP_NEED_OUT_SHAPE, 0))
-        session_add_note(s, "%s",
-                         "note: out_shape is recorded in markers mode only (the default): the "
-                         "column stays blank in hooks mode");
-    if (opts->shapes && !opts->events)
-        session_add_note(s, "%s",
-                         "note: shapes are recorded with op rows only (events): none recorded");
     *out = s;
     return LP_OK;
 fail:
