@@ -263,9 +263,10 @@ static void share_rounds(const macro_setting *m, const macro_setting *bare, benc
 }
 
 /* What no in-process figure shows for the in-loop cost: it differs between processes of the same
- * code by up to a tenth of itself (bench/README.md: nested 195 and 208 ns, resnet18 5,728 and
- * 6,344 ns in two full runs; nested 0.109-0.116% of a forward in three runs within two minutes),
- * from where each process's code and data land in the caches the forward has just evicted. */
+ * code by up to a tenth of itself (bench/results/2026-11-26-verdicts-two-runs.md: nested 195 and
+ * 208 ns, resnet18 5,728 and 6,344 ns in two full runs; nested 0.109-0.116% of a forward in three
+ * runs within two minutes), from where each process's code and data land in the caches the forward
+ * has just evicted. */
 static const double k_share_floor = 0.10;
 
 /* The interval of the median of the per-round shares (share_rounds): bench_median_ci's order

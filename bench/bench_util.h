@@ -1,5 +1,5 @@
-/* bench_util.h: what the benchmark programs (bench_*.c) share: statistics over samples, the heap counters
- * behind the linker's --wrap=malloc, RSS, and the PASS/MISS budget lines run.sh collects.
+/* bench_util.h: what the benchmark programs (bench_*.c) share: statistics over samples, the heap
+ * counters behind the linker's --wrap=malloc, RSS, and the PASS/MISS budget lines run.sh collects.
  * Internal to bench/: never part of the library. */
 #ifndef LP_BENCH_UTIL_H
 #define LP_BENCH_UTIL_H
@@ -35,9 +35,9 @@ typedef struct bench_interval {
 bench_interval bench_median_ci(const double *v, size_t n, double *coverage);
 
 /* What no in-process figure can show: the same code's ratios differ between processes by about
- * this much (bench/README.md's repeated lstm_cell runs: x_opt 1.045-1.055), from each process's
- * own memory layout of the two model copies. Every ratio's interval is at least this wide each
- * side. */
+ * this much (bench/results/2026-11-24-markers-default.md's repeated lstm_cell runs:
+ * x_opt 1.045-1.055), from each process's own memory layout of the two model copies. Every ratio's
+ * interval is at least this wide each side. */
 #define BENCH_RATIO_FLOOR 0.005
 /* A verdict (PASS or MISS) needs an interval of at least this coverage: with fewer than 6 rounds
  * (run.sh --smoke) the range of the rounds covers the median too rarely to decide: UNSURE. */
