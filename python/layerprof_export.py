@@ -33,6 +33,7 @@ modules it fused. Nodes outside every submodule (code in the root's forward) bel
 
 import argparse
 import importlib
+import inspect
 import json
 import os
 import re
@@ -248,6 +249,7 @@ def export_pt2(model, example_args, path, torchscript=False, dynamic_shapes=None
     if not isinstance(example_args, tuple):
         raise TypeError("layerprof_export: example_args must be a tuple, as torch.export takes")
     model = model.eval()
+    check_dynamic_examples(model, example_args, dynamic_shapes)
     with torch.no_grad():
         ep = torch.export.export(model, example_args, dynamic_shapes=dynamic_shapes)
         configs = {"cpp.enable_kernel_profile": True, "trace.provenance_tracking_level": 1}
@@ -272,6 +274,44 @@ def export_pt2(model, example_args, path, torchscript=False, dynamic_shapes=None
         extra = {"layerprof.inputs": "\n".join(lp_map["inputs"])}
         torch.jit.save(ts, ts_path, _extra_files=extra)
     return pkg
+
+
+def _per_input(model, example_args, dynamic_shapes):
+    """torch.export's dynamic_shapes, one entry per example argument (a tuple or list of them,
+    or a dict by the forward's parameter names)."""
+    if isinstance(dynamic_shapes, dict):
+        names = list(inspect.signature(model.forward).parameters)
+        return [dynamic_shapes.get(n) for n in names[:len(example_args)]]
+    return list(dynamic_shapes) + [None] * (len(example_args) - len(dynamic_shapes))
+
+
+def _is_dynamic(dim):
+    """A dim spec torch.export must keep symbolic: a Dim, or Dim.DYNAMIC; not None, an int,
+    Dim.STATIC, or Dim.AUTO (which lets torch.export specialise the dim without complaint)."""
+    text = repr(dim)
+    return (dim is not None and not isinstance(dim, int) and "STATIC" not in text
+            and "AUTO" not in text)
+
+
+def check_dynamic_examples(model, example_args, dynamic_shapes):
+    """torch.export specialises a dimension whose example size is 0 or 1 to that constant, so a
+    dynamic spec on it fails after tracing with "Constraints violated ... specialized it to be a
+    constant (1)". Said here, before any work, naming the input and the dimension."""
+    if not dynamic_shapes:
+        return
+    for i, (arg, spec) in enumerate(zip(example_args, _per_input(model, example_args,
+                                                                  dynamic_shapes))):
+        if spec is None or not hasattr(arg, "shape"):
+            continue
+        dims = spec.items() if isinstance(spec, dict) else enumerate(spec)
+        for d, dim in dims:
+            if _is_dynamic(dim) and d < len(arg.shape) and arg.shape[d] in (0, 1):
+                raise ValueError(
+                    f"layerprof_export: input {i} dimension {d} is dynamic ({dim}) but its "
+                    f"example size is {arg.shape[d]}: torch.export fixes sizes 0 and 1 to "
+                    "constants, so the export would fail. Give an example of size 2 or more "
+                    "there: the package still accepts every size of the dynamic range, 1 "
+                    "included")
 
 
 def _parse_shape(spec, torch):
@@ -339,8 +379,12 @@ def main(argv=None):
     model = factory()
     example = tuple(_parse_shape(s, torch) for s in args.input)
     dynamic = parse_dynamic(args.dynamic, len(example), torch)
-    pkg = export_pt2(model, example, args.output, torchscript=args.torchscript,
-                     dynamic_shapes=dynamic)
+    try:
+        pkg = export_pt2(model, example, args.output, torchscript=args.torchscript,
+                         dynamic_shapes=dynamic)
+    except ValueError as e:  # what the helper itself checks: the message says what to change
+        print(e, file=sys.stderr)
+        return 2
     print(f"layerprof_export: wrote {pkg}")
     return 0
 

@@ -108,11 +108,31 @@ def export_without_map(out):
             inductor_configs={"cpp.enable_kernel_profile": True})
 
 
+def check_size_one_refused(out):
+    """A dynamic dim whose example size is 1 is refused before torch.export runs (which would
+    fail late: "specialized it to be a constant (1)"), naming the input and the dimension: from
+    export_pt2 and from the command line (exit 2)."""
+    batch = torch.export.Dim("batch", min=1, max=64)
+    ids = torch.zeros(1, 16, dtype=torch.int64)
+    try:
+        export_pt2(DynTransformer().eval(), (ids,), os.path.join(out, "never.pt2"),
+                   dynamic_shapes=({0: batch},))
+        raise SystemExit("pt2_models: a dynamic batch with an example of size 1 was not refused")
+    except ValueError as e:
+        if "input 0 dimension 0 is dynamic" not in str(e) or "size is 1" not in str(e):
+            raise SystemExit(f"pt2_models: the size-1 refusal does not say where: {e}")
+    rc = layerprof_export.main(["pt2_models:DynTransformer", "-o", os.path.join(out, "never.pt2"),
+                                "--input", "1x16:int64", "--dynamic", "0:0=1..64:batch"])
+    if rc != 2 or os.path.exists(os.path.join(out, "never.pt2")):
+        raise SystemExit(f"pt2_models: the command line took a size-1 dynamic example (exit {rc})")
+
+
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
     warnings.filterwarnings("ignore")
     only = sys.argv[2].split(",") if len(sys.argv) > 2 else NAMES + ["nested_nomap"]
+    check_size_one_refused(out)
     for name in only:
         print(f"pt2_models: exporting {name}", flush=True)
         if name == "nested_nomap":
