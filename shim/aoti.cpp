@@ -307,8 +307,15 @@ void Pt2Deleter::operator()(Pt2 *p) const noexcept {
 
 #if TORCH_VERSION_MAJOR >= 2
 
+void pt2_profile_begin(lps_model *m);
+void pt2_profile_end(lps_model *m) noexcept;
+void pt2_import_start(const char *name) noexcept;
+void pt2_import_end() noexcept;
+const PackageProfiling k_package_profiling{pt2_profile_begin, pt2_profile_end};
+
 int pt2_load(lps_model *m, const char *path) {
     m->pt2.reset(new Pt2);
+    m->package_profiling = &k_package_profiling;
     Pt2 &p = *m->pt2;
     bool found = false;
     std::string text;
@@ -337,6 +344,8 @@ int pt2_load(lps_model *m, const char *path) {
         p.runner = p.loader.get();
         RebindTarget loaded_now;
         loaded_now.before = &before; // the package's library
+        loaded_now.on_start = pt2_import_start;
+        loaded_now.on_end = pt2_import_end;
         p.rebound = pt2_rebind(loaded_now, nullptr) > 0;
     } catch (const std::exception &e) {
         std::string_view why = condense(e.what());
@@ -376,6 +385,7 @@ void pt2_leave(lps_model *m, bool completed) noexcept {
 
 int pt2_attach(lps_model *m, void *loader, const char *path) {
     m->pt2.reset(new Pt2);
+    m->package_profiling = &k_package_profiling;
     Pt2 &p = *m->pt2;
     bool found = false;
     std::string text, library;
@@ -402,6 +412,8 @@ int pt2_attach(lps_model *m, void *loader, const char *path) {
     // The loader's library is loaded under its name in the package (in a directory of its own).
     RebindTarget named;
     named.suffix = library;
+    named.on_start = pt2_import_start;
+    named.on_end = pt2_import_end;
     int rebound = library.empty() ? 0 : pt2_rebind(named, &p.slots);
     if (rebound == 0)
         return lp_error_set(
@@ -505,9 +517,6 @@ int pt2_attach(lps_model *, void *, const char *path) {
 void pt2_detach(lps_model *) noexcept {}
 void pt2_enter(lps_model *) noexcept {}
 void pt2_leave(lps_model *, bool) noexcept {}
-
-void pt2_profile_begin(lps_model *) {}
-void pt2_profile_end(lps_model *) noexcept {}
 
 #endif
 

@@ -15,17 +15,14 @@ namespace {
 std::mutex g_loaders_mu;
 std::unordered_set<const void *> g_loaders; // the loaders of open sessions
 
-} // namespace
-
-namespace lps {
-
+// Lets go of an attached package's loader (lps_model::detach): imports put back, loader free.
 void package_detach(lps_model *m) noexcept {
-    pt2_detach(m);
+    lps::pt2_detach(m);
     std::lock_guard<std::mutex> lock(g_loaders_mu);
     g_loaders.erase(m->held_loader);
 }
 
-} // namespace lps
+} // namespace
 
 extern "C" int lps_model_attach_package(void *loader, const char *torch_build, const char *path,
                                         const char *device, lps_model **out) noexcept {
@@ -43,6 +40,7 @@ extern "C" int lps_model_attach_package(void *loader, const char *torch_build, c
                                     "session: close that session first");
         }
         m->attached = true; // from here on, lps_model_free lets the loader go
+        m->detach = package_detach;
         m->held_loader = loader;
         int rc = lps::pt2_attach(m.get(), loader, path);
         if (rc) {

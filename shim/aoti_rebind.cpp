@@ -26,6 +26,7 @@
 #include <torch/csrc/inductor/aoti_torch/c/shim.h>
 #endif
 
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <set>
@@ -47,16 +48,24 @@ constexpr uint32_t k_jump_slot = R_AARCH64_JUMP_SLOT, k_glob_dat = R_AARCH64_GLO
 // The wrappers call libtorch's functions by name, never what the slot held before: with lazy
 // binding that is the package's own PLT stub, whose resolver would write libtorch's address over
 // the wrapper. What the slot held is kept only to be put back (pt2_unbind).
+// What the wrappers call besides libtorch's (RebindTarget::on_start/_end, set by pt2_rebind
+// before any slot points at a wrapper).
+using StartHook = void (*)(const char *) noexcept;
+using EndHook = void (*)() noexcept;
+std::atomic<StartHook> g_on_start{nullptr};
+std::atomic<EndHook> g_on_end{nullptr};
+
 AOTITorchError start_wrapper(const char *name, IValueMapHandle kwargs,
                              const C10IValueHandle *inputs, const uint64_t n_inputs,
                              AtenRecordFunctionHandle *guard) {
     AOTITorchError rc = aoti_record_function_start(name, kwargs, inputs, n_inputs, guard);
-    pt2_import_start(name); // after libtorch's own record: its cost is not the kernel's
+    // After libtorch's own record: its cost is not the kernel's.
+    if (StartHook f = g_on_start.load(std::memory_order_relaxed)) f(name);
     return rc;
 }
 
 AOTITorchError end_wrapper(AtenRecordFunctionHandle guard) {
-    pt2_import_end();
+    if (EndHook f = g_on_end.load(std::memory_order_relaxed)) f();
     return aoti_record_function_end(guard);
 }
 
@@ -193,6 +202,8 @@ int pt2_rebind(const RebindTarget &which, std::vector<ReboundSlot> *slots) {
     Scan scan{&which, {}, {}, {}, {}};
     dl_iterate_phdr(visit, &scan);
     if (scan.starts.empty() || scan.ends.empty()) return 0; // no kernel profiling in it
+    if (which.on_start) g_on_start.store(which.on_start);
+    if (which.on_end) g_on_end.store(which.on_end);
     std::vector<ReboundSlot> done;
     bool ok = true;
     for (size_t i = 0; ok && i < scan.starts.size() + scan.ends.size(); i++) {

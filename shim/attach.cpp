@@ -67,6 +67,16 @@ int check_not_compiled(lps_model *m) {
         "Attach the module before its first forward, or attach a fresh copy (torch::jit::load)");
 }
 
+// Undoes what attach() did to the program's module (lps_model::detach).
+void detach(lps_model *m) noexcept {
+    try {
+        if (m->markers) lps::remove_markers(m);
+    } catch (...) { // the graphs keep markers, which do nothing without a session: harmless
+    }
+    std::lock_guard<std::mutex> lock(g_attached_mu);
+    g_attached.erase(key_of(m));
+}
+
 int attach(lps_model *m, const char *device) {
     int rc = check_device(m, device);
     if (rc) return rc;
@@ -80,6 +90,7 @@ int attach(lps_model *m, const char *device) {
                                 "that session first");
     }
     m->attached = true; // from here on, lps_model_free undoes what follows
+    m->detach = detach;
     lps::index_modules(m);
     if (m->markers) m->marker_sites = lps::insert_markers(m);
     return check_not_compiled(m);
@@ -88,19 +99,6 @@ int attach(lps_model *m, const char *device) {
 } // namespace
 
 namespace lps {
-
-void detach(lps_model *m) noexcept {
-    if (m->held_loader) {
-        package_detach(m);
-        return;
-    }
-    try {
-        if (m->markers) remove_markers(m);
-    } catch (...) { // the graphs keep markers, which do nothing without a session: harmless
-    }
-    std::lock_guard<std::mutex> lock(g_attached_mu);
-    g_attached.erase(key_of(m));
-}
 
 int attached_model(const char *torch_build, const char *what, const char *device,
                    std::unique_ptr<lps_model> *out) {

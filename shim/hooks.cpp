@@ -370,8 +370,8 @@ int lps_profile_begin(lps_model *m, const lp_event_sink *sink, unsigned hooks) n
         t_skip_depth = 0;
         lps::flops_reset();
         try {
-            if (m->pt2) { // a package: its kernels are the events (aoti.cpp)
-                lps::pt2_profile_begin(m);
+            if (m->package_profiling) { // a package: its kernels are the events (aoti.cpp)
+                m->package_profiling->begin(m);
                 hooks &= LPS_HOOK_MEMORY;
             }
             if (hooks & LPS_HOOK_MODULES)
@@ -412,7 +412,7 @@ void lps_profile_end(lps_model *m) noexcept {
         m->reporter.reset();
     } catch (...) {
     }
-    lps::pt2_profile_end(m);
+    if (m->package_profiling) m->package_profiling->end(m);
     lps_model *expected = m;
     g_active.compare_exchange_strong(expected, nullptr);
 }

@@ -1,5 +1,5 @@
-// model.cpp: loading a TorchScript file, listing its modules, running forward (inputs.cpp makes
-// its arguments).
+// model.cpp: loading a TorchScript file (modules.cpp lists its modules) or dispatching a
+// package's load (aoti.cpp), running forward (inputs.cpp makes its arguments), releasing a model.
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/Parallel.h>
 #include <c10/core/InferenceMode.h>
@@ -26,19 +26,6 @@
 
 namespace {
 
-#define LPS_STR2(x) #x
-#define LPS_STR(x) LPS_STR2(x)
-const char k_torch_version[] = LPS_STR(TORCH_VERSION_MAJOR) "." LPS_STR(TORCH_VERSION_MINOR);
-#ifdef _GLIBCXX_USE_CXX11_ABI
-#define LPS_CXX11_ABI LPS_STR(_GLIBCXX_USE_CXX11_ABI)
-#else
-#define LPS_CXX11_ABI "none"
-#endif
-// The version and C++ ABI a program's module must match (lps_model_attach): read as
-// layerprof.hpp's layerprof::torch_build() does for the same libtorch and compiler flags.
-const char k_torch_build[] =
-    LPS_STR(TORCH_VERSION_MAJOR) "." LPS_STR(TORCH_VERSION_MINOR) "/cxx11abi=" LPS_CXX11_ABI;
-
 // libtorch's warnings (TORCH_WARN) go here unless --verbose: they are not the report.
 // The handler's signature changed between 1.13 and 2.x.
 struct SilentWarnings : c10::WarningHandler {
@@ -63,116 +50,7 @@ std::string_view unknown_op(std::string_view what) {
 }
 } // namespace
 
-namespace lps {
-
-std::string_view condense(std::string_view what) noexcept {
-    // TorchScript errors carry a traceback; the cause is the last line that looks like
-    // "SomethingError: ..." (the Python-side exception the script raised), or the first line.
-    std::string_view best;
-    bool found = false;
-    size_t start = 0;
-    while (start < what.size()) {
-        size_t end = what.find('\n', start);
-        if (end == std::string_view::npos) end = what.size();
-        std::string_view line = what.substr(start, end - start);
-        size_t colon = line.find("Error: ");
-        if (colon != std::string_view::npos && colon < 40 && line.find(' ') > colon) {
-            best = line;
-            found = true;
-        }
-        if (!found && best.empty()) best = line; // the first line with text (some start "\n")
-        start = end + 1;
-    }
-    while (!best.empty() && (best.back() == ' ' || best.back() == '\r'))
-        best.remove_suffix(1);
-    return best;
-}
-
-int fail(int status, const char *what) noexcept {
-    std::string_view line = condense(what ? what : "");
-    return lp_error_set(status, "%.*s", static_cast<int>(line.size()), line.data());
-}
-
-} // namespace lps
-
-// Lists named_modules() in order, records each module object's address (the `self` a frame
-// runs on) and each path, so events map to module indices without building strings.
-// Each module's parameters and buffers, own and with its subtree: every tensor is added to the
-// module that holds it and to each of its ancestors, once per module however often it is reached
-// (a set of TensorImpl per module), so shared tensors count once in a total. `all` is the
-// named_modules() listing that m->modules was built from.
-static void module_sizes(lps_model *m, const torch::jit::named_module_list &all) {
-    size_t n = m->modules.size();
-    std::vector<std::unordered_set<const void *>> seen(n), seen_self(n);
-    size_t i = 0;
-    for (const auto &item : all) {
-        auto add = [&](const at::Tensor &t, bool param) {
-            if (!t.defined()) return;
-            const void *key = t.unsafeGetTensorImpl();
-            uint64_t elems = static_cast<uint64_t>(t.numel()), bytes = t.nbytes();
-            if (seen_self[i].insert(key).second) {
-                m->modules[i].size.self_bytes += bytes;
-                if (param) m->modules[i].size.self_params += elems;
-            }
-            for (int32_t a = static_cast<int32_t>(i); a >= 0; a = m->modules[a].parent) {
-                if (!seen[a].insert(key).second) continue;
-                m->modules[a].size.bytes += bytes;
-                if (param) m->modules[a].size.params += elems;
-            }
-        };
-        for (const auto &p : item.value.named_parameters(/*recurse=*/false))
-            add(p.value, true);
-        for (const auto &b : item.value.named_buffers(/*recurse=*/false))
-            add(b.value, false);
-        i++;
-    }
-}
-
-int32_t lps::parent_of(const lps_model *m, const std::string &path) {
-    if (path.empty()) return -1;
-    size_t dot = path.rfind('.');
-    auto it = m->path_to_module.find(dot == std::string::npos ? "" : path.substr(0, dot));
-    return it == m->path_to_module.end() ? 0 : it->second;
-}
-
-// Whether code calls the module: its class has forward, or only overloads of it.
-// @torch.jit._overload_method compiles each declared signature to forward__0, forward__1, ...
-// and leaves no method named forward, yet calls dispatch to them (densenet's _DenseLayer, the
-// RNNs). A container (ModuleList, ModuleDict) has neither.
-static bool has_forward(const torch::jit::Module &module) {
-    if (module.find_method("forward").has_value()) return true;
-    for (const auto &method : module.get_methods())
-        if (method.name().rfind("forward__", 0) == 0) return true;
-    return false;
-}
-
-void lps::index_modules(lps_model *m) {
-    auto all = m->module.named_modules();
-    m->self_to_module.reserve(all.size());
-    for (const auto &item : all) {
-        lps::ModuleEntry e;
-        e.path = item.name;
-        auto type = item.value.type();
-        e.class_name = type->name() ? type->name()->name() : std::string("Module");
-        e.parent = lps::parent_of(m, e.path);
-        e.has_forward = has_forward(item.value);
-        int32_t index = (int32_t)m->modules.size();
-        m->path_to_module.emplace(e.path, index);
-        m->self_to_module.add(item.value._ivalue().get(), index);
-        m->modules.push_back(std::move(e));
-    }
-    module_sizes(m, all);
-}
-
 extern "C" {
-
-const char *lps_torch_version(void) noexcept {
-    return k_torch_version;
-}
-
-const char *lps_torch_build(void) noexcept {
-    return k_torch_build;
-}
 
 void lps_set_verbose(int verbose) noexcept {
     if (verbose) return;
@@ -280,7 +158,7 @@ int lps_model_load(const char *path, const char *device, int exec, lps_model **o
 void lps_model_free(lps_model *m) noexcept {
     if (!m) return;
     lps_profile_end(m);
-    if (m->attached) lps::detach(m);
+    if (m->detach) m->detach(m);
     try {
         delete m;
     } catch (...) {

@@ -121,6 +121,16 @@ struct Pt2Deleter {
 
 } // namespace lps
 
+namespace lps {
+// A package's side of lps_profile_begin/_end (aoti.cpp sets it with the package): its kernels
+// are the events. hooks.cpp calls it through the model, so that no file of the TorchScript side
+// names a function of the package's: the shim's files call one way (tests/arch/check_rings.py).
+struct PackageProfiling {
+    void (*begin)(lps_model *m);
+    void (*end)(lps_model *m) noexcept;
+};
+} // namespace lps
+
 struct lps_model {
     torch::jit::Module module;
     c10::Device device{c10::kCPU};
@@ -136,7 +146,10 @@ struct lps_model {
     std::unordered_map<std::string, int32_t> path_to_module; // at load: each module's parent
     std::string default_inputs;
     bool has_default_inputs = false;
-    bool attached = false;      // the program's module (lps_model_attach), not a file's
+    bool attached = false; // the program's module (lps_model_attach), not a file's
+    // Undoes what attaching did (attach.cpp for a module, aoti_attach.cpp for a package's
+    // loader); lps_model_free calls it, through the model, naming neither file.
+    void (*detach)(lps_model *m) noexcept = nullptr;
     bool in_forward = false;    // between lps_forward_enter and lps_forward_leave
     bool saved_optimize = true; // the thread's optimizer setting before lps_forward_enter
     uint64_t forward_t0 = 0;    // lps_forward_enter's clock, or run_forward's
@@ -153,6 +166,7 @@ struct lps_model {
 
     // An AOTInductor package (.pt2) instead of a TorchScript module (aoti.cpp): `module` is empty.
     std::unique_ptr<lps::Pt2, lps::Pt2Deleter> pt2;
+    const lps::PackageProfiling *package_profiling = nullptr; // set with pt2
     const void *held_loader = nullptr; // an attached package: the program's loader
 };
 
@@ -193,11 +207,11 @@ inline void set_exec(lps_model *m, int exec) {
     m->mark_outputs = m->markers && (exec & LPS_EXEC_OUTPUTS);
 }
 
-// The libtorch dtype of an input spec's (inputs.cpp).
+// The libtorch dtype of an input spec's (dtypes.cpp).
 c10::ScalarType scalar_type(lp_dtype d) noexcept;
 
 // The parent of the module at dotted `path` among those listed so far (the root for a top-level
-// one or a path whose parent is not listed), -1 for the root itself (model.cpp).
+// one or a path whose parent is not listed), -1 for the root itself (modules.cpp).
 int32_t parent_of(const lps_model *m, const std::string &path);
 
 // Calls f(const at::Tensor &) on every tensor of `v`: itself, or those inside its tuples, lists and
@@ -230,16 +244,14 @@ std::string example_inputs(const c10::FunctionSchema &schema);
 // AOTInductor packages (aoti.cpp). A path ending in .pt2 is one. pt2_load fills m->modules and the
 // default inputs from the package's layerprof map (or gives it one root without a map), and
 // loads it on m->device: a status with a message. pt2_forward runs it once and returns its
-// outputs as a list (throws like run_forward). pt2_profile_begin/end install and remove the kernel
-// callbacks that replace the module, marker, op and FLOPs ones for a package.
+// outputs as a list (throws like run_forward). Its m->package_profiling installs and removes the
+// kernel callbacks that replace the module, marker, op and FLOPs ones for a package.
 bool is_pt2_path(const char *path) noexcept;
 int pt2_load(lps_model *m, const char *path);
 c10::IValue pt2_forward(lps_model *m, lps_inputs *in);
 // The package's input check (its map's constraints), for lps_inputs_create: LP_ERR_INVALID
 // with the message naming the input, the dimension and the range it must be in.
 int pt2_check_inputs(lps_model *m, lps_inputs *in);
-void pt2_profile_begin(lps_model *m);
-void pt2_profile_end(lps_model *m) noexcept;
 // A package the program loaded itself (aoti_attach.cpp): its map read from `path`, `loader` (a
 // torch::inductor::AOTIModelPackageLoader) runs it, its library's kernel-profile imports rebound
 // (refused with a message when none is loaded, or it has none); detach puts them back.
@@ -248,12 +260,10 @@ int pt2_attach(lps_model *m, void *loader, const char *path);
 void pt2_detach(lps_model *m) noexcept;
 void pt2_enter(lps_model *m) noexcept;
 void pt2_leave(lps_model *m, bool completed) noexcept;
-// Lets go of an attached package's loader (aoti_attach.cpp): imports put back, loader free.
-void package_detach(lps_model *m) noexcept;
 
 // A package's kernel boundaries without a RecordFunction callback (aoti_rebind.cpp). pt2_rebind
 // points the kernel-profile imports (aoti_record_function_start/_end) of the loaded objects
-// `which` names at wrappers that call pt2_import_start/_end (aoti.cpp) besides libtorch's own
+// `which` names at wrappers that call which.on_start/_end (aoti.cpp's) besides libtorch's own
 // functions: the objects loaded since `before` (loaded_objects(), taken before the package's
 // loader was made), or the one whose path ends in "/" + `suffix` (the package library's name in
 // the package). Returns how many slots it rebound (listed in `slots` when not NULL): 0 when the
@@ -263,6 +273,9 @@ void package_detach(lps_model *m) noexcept;
 struct RebindTarget {
     const std::set<std::string> *before = nullptr;
     std::string suffix;
+    // What the wrappers call besides libtorch's functions: a kernel's start (its name) and end.
+    void (*on_start)(const char *name) noexcept = nullptr;
+    void (*on_end)() noexcept = nullptr;
     bool matches(const char *path) const;
 };
 std::set<std::string> loaded_objects();
@@ -272,8 +285,6 @@ struct ReboundSlot {
 };
 int pt2_rebind(const RebindTarget &which, std::vector<ReboundSlot> *slots);
 void pt2_unbind(const std::vector<ReboundSlot> &slots) noexcept;
-void pt2_import_start(const char *name) noexcept;
-void pt2_import_end() noexcept;
 
 // Resets the thread's per-forward hook state (hooks.cpp).
 void begin_forward(lps_model *m) noexcept;
@@ -282,11 +293,9 @@ void begin_forward(lps_model *m) noexcept;
 // deliver to its live_sink, before looking at the process-wide profiled model.
 extern thread_local lps_model *t_live;
 
-// Lists the modules of m->module, root first, with their parents and `self` objects (model.cpp).
+// Lists the modules of m->module, root first, with their parents and `self` objects
+// (modules.cpp).
 void index_modules(lps_model *m);
-
-// Undoes what lps_model_attach did to the program's module (attach.cpp).
-void detach(lps_model *m) noexcept;
 
 // The start of attaching what a program holds (attach.cpp): LP_ERR_UNSUPPORTED unless the program
 // was built against this libtorch (`what`: "a module", "a package's loader"), then a fresh model
