@@ -11,7 +11,9 @@
  *   session_steps.c      steps and the schedule's cycles; enable/disable; regions and contexts
  *   session_read.c       getters, rendering, outputs and their file names (reads the figures)
  *   session_recording.c  the shim's hooks; when the recording is merged into the report; clearing
- *   session_notes.c      the lines under the report's table */
+ *   session_notes.c      the lines under the report's table
+ *   session_setup.c      the tree, recorded inputs, hooks and collector configuration a session
+ *                        is built from (session_setup.h: the bench builds with them too) */
 #ifndef LP_SESSION_INTERNAL_H
 #define LP_SESSION_INTERNAL_H
 

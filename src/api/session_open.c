@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "api/session_internal.h"
+#include "api/session_setup.h"
 #include "base/error.h"
 #include "base/model_file.h"
 #include "base/sysmem.h"
@@ -112,35 +113,6 @@ static int keep_input_texts(lp_session *s) {
     return LP_OK;
 }
 
-/* The model's recorded inputs ("layerprof.inputs": one argument per line, in the --input syntax)
- * when none were given; `owner` keeps their texts until keep_input_texts copies them. */
-static int default_inputs(lp_session *s, lp_options *owner) {
-    const char *text = lps_model_default_inputs(s->model);
-    if (!text)
-        return lp_error_set(
-            LP_ERR_INVALID,
-            "'%s' records no input shape: give one with --input SHAPE[:DTYPE] (e.g. 1x3x224x224)",
-            s->model_path);
-    while (*text) {
-        const char *nl = strchr(text, '\n');
-        size_t len = nl ? (size_t)(nl - text) : strlen(text);
-        if (len) {
-            char line[512];
-            if (len >= sizeof line || s->n_inputs == LP_MAX_INPUTS)
-                return lp_error_set(LP_ERR_MODEL, "'%s': bad recorded inputs", s->model_path);
-            memcpy(line, text, len);
-            line[len] = '\0';
-            size_t got;
-            int rc = lp_input_parse(line, &s->inputs[s->n_inputs], LP_MAX_INPUTS - s->n_inputs,
-                                    &got, owner);
-            if (rc) return rc;
-            s->n_inputs += got;
-        }
-        text += len + (nl ? 1 : 0);
-    }
-    return LP_OK;
-}
-
 /* Linux overcommits: an input larger than the memory available would be OOM-killed later. */
 static int check_input_sizes(const lp_session *s) {
     int64_t avail = lp_mem_available();
@@ -158,38 +130,6 @@ static int check_input_sizes(const lp_session *s) {
                             need, have);
     }
     return LP_OK;
-}
-
-static int build_tree(lp_session *s) {
-    int rc = lp_tree_init(&s->tree);
-    size_t n = lps_model_module_count(s->model);
-    for (size_t i = 0; i < n && rc >= 0; i++) {
-        const char *path, *cls;
-        int32_t parent;
-        rc = lps_model_module(s->model, i, &path, &cls, &parent);
-        if (rc == LP_OK) rc = lp_tree_add(&s->tree, path, cls, parent);
-        if (rc < 0) break;
-        lps_module_size ms = {0};
-        int known = lps_model_module_size(s->model, i, &ms) == LP_OK;
-        lp_module_size size = {1, ms.self_params, ms.params, ms.self_bytes, ms.bytes};
-        lp_tree_set_module(&s->tree, rc, !lps_model_module_has_forward(s->model, i),
-                           known ? &size : NULL);
-    }
-    return rc < 0 ? rc : LP_OK; /* the shim and the tree report through the same message */
-}
-
-/* The collector's describer for a new (parent, op, shapes) row: the op being started. */
-static int describe_shapes(void *payload, char *buf, size_t size) {
-    (void)payload;
-    return lps_op_input_shapes(buf, size);
-}
-
-/* A timeline is recorded when asked for, or when an output needs it (a trace). */
-static int wants_timeline(const lp_options *o) {
-    int want = o->trace;
-    for (size_t i = 0; i < o->n_outputs && o->outputs; i++)
-        want |= o->outputs[i].format == LP_FORMAT_TRACE;
-    return want;
 }
 
 /* How the shim loads the model for a mode: libtorch fixes it per function at the first run.
@@ -279,7 +219,7 @@ static int load_model(lp_session *s, const lp_options *opts, const session_sourc
         rc = lps_model_attach(src->module, src->torch_build, s->device, exec_of(s), &s->model);
     else
         rc = lps_model_load(s->model_path, s->device, exec_of(s), &s->model);
-    return rc ? rc : build_tree(s);
+    return rc ? rc : session_setup_tree(&s->tree, s->model);
 }
 
 /* The inputs: the options', or the model's recorded example for a file; then the tensors, unless
@@ -293,7 +233,11 @@ static int make_inputs(lp_session *s, const lp_options *opts) {
     } else if (!s->attached) {
         lp_options owner;
         lp_options_init(&owner);
-        if (!(rc = default_inputs(s, &owner))) rc = keep_input_texts(s);
+        /* The model's recorded inputs; `owner` keeps their texts until keep_input_texts copies
+         * them. */
+        rc = session_setup_recorded_inputs(s->model, s->model_path, s->inputs, LP_MAX_INPUTS,
+                                           &s->n_inputs, &owner);
+        if (!rc) rc = keep_input_texts(s);
         lp_options_release(&owner);
     }
     if (rc || (!s->n_inputs && s->attached)) return rc;
@@ -311,11 +255,6 @@ static int make_recording(lp_session *s, const lp_options *opts) {
         if ((rc = lp_paths_select(&s->tree, s->opts.paths, opts->n_paths, s->selected))) return rc;
     }
     int cuda = strncmp(s->device, "cuda", 4) == 0;
-    lp_collector_config cc = {.memory = opts->memory,
-                              .memory_devices = 1u << (cuda ? LP_DEV_CUDA : LP_DEV_CPU),
-                              .ops = opts->events,
-                              .selected = s->selected};
-    if (cuda) cc.memory_devices |= 1u << LP_DEV_CPU;
     /* CUDA kernel time per module (CUPTI, else the shim's CUDA events) and NVTX ranges. */
     lp_cuda_events_backend events = {s->model,
                                      lps_cuda_events_begin,
@@ -330,18 +269,12 @@ static int make_recording(lp_session *s, const lp_options *opts) {
                               .tree = &s->tree,
                               .events = lps_cuda_built() ? &events : NULL};
     if ((rc = lp_cuda_prof_open(&s->cuda, &pc))) return rc;
-    cc.cuda_time = lp_cuda_prof_timing(s->cuda);
-    cc.scopes = lp_cuda_prof_hooks(s->cuda);
-    cc.scope_ops = opts->events;
-    cc.shapes = opts->events && opts->shapes; /* op rows by input shapes (group_by_input_shape) */
-    cc.describe_shapes = cc.shapes ? describe_shapes : NULL;
-    cc.trace = wants_timeline(opts); /* the trace output, the HTML memory-over-time view */
     /* Reading every op's shapes costs: only when a FLOPs column asks for them. */
     s->flops = lp_columns_any(opts->columns, opts->n_columns, LP_NEED_FLOPS, 0);
-    cc.flops = s->flops;
-    cc.out_shape = s->out_shape;
-    cc.histograms = 1; /* fixed memory: modules x buckets per thread (docs/sampling.md) */
-    cc.hist_depth = opts->metrics_depth;
+    lp_collector_config cc =
+        session_setup_collector(opts, cuda, s->selected, s->flops, s->out_shape);
+    cc.cuda_time = lp_cuda_prof_timing(s->cuda);
+    cc.scopes = lp_cuda_prof_hooks(s->cuda);
     if ((rc = lp_collector_create(&s->collector, &s->tree, &cc))) return rc;
     lp_recording_init(&s->rec, s->collector, &s->tree);
     return session_start_step(s);

@@ -7,18 +7,14 @@
 #include <stdio.h>
 
 #include "api/session_internal.h"
+#include "api/session_setup.h"
 #include "base/error.h"
 
 int session_hooks_install(lp_session *s) {
     if (s->hooks_on) return LP_OK;
     lp_event_sink sink; /* the shim delivers straight to the collector */
     lp_collector_sink(s->collector, &sink);
-    /* Markers need no frame callback: the module calls come from the graph itself. */
-    unsigned hooks = s->opts.mode == LP_MODE_HOOKS ? LPS_HOOK_MODULES : LPS_HOOK_MARKERS;
-    if (s->opts.events) hooks |= LPS_HOOK_OPS;
-    if (s->opts.memory) hooks |= LPS_HOOK_MEMORY;
-    if (s->opts.events && s->opts.shapes) hooks |= LPS_HOOK_SHAPES;
-    if (s->flops) hooks |= LPS_HOOK_FLOPS;
+    unsigned hooks = session_setup_hooks(&s->opts, s->flops);
     int rc = lps_profile_begin(s->model, &sink, hooks);
     if (rc) return rc;
     if ((rc = lp_cuda_prof_begin(s->cuda))) {
