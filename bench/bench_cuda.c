@@ -17,7 +17,7 @@
  * so each CUDA-timed block claims it and gives it back; that happens between forwards, untimed.
  *
  * Prints a ROW per setting (median per forward, x_opt, launches per forward, ns per launch over
- * opt) and BUDGET lines (bench_util.h): <= 1.05x on resnet50 at batch 32 and <= 1.25x on
+ * opt) and BUDGET lines (bench_stats.h): <= 1.05x on resnet50 at batch 32 and <= 1.25x on
  * resnet18 at batch 1, with CUPTI on (as the CUDA issue set them; the name decides which), read
  * PASS, MISS, UNSURE or SUSPECT as the CPU bench's are (bench/README.md, Verdicts).
  * Without a GPU it says so and exits 77. */
@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "base/clock.h"
+#include "bench_model.h"
 #include "bench_util.h"
 #include "collect/collector.h"
 #include "collect/cuda_prof.h"
@@ -42,45 +43,7 @@ static void die(const char *what) {
 
 /* ---- the model ---------------------------------------------------------------------------- */
 
-static lp_input_spec g_specs[LP_MAX_INPUTS];
-static size_t g_n_specs;
 static const char *g_device = "cuda";
-
-static lps_model *load(const char *path, int exec, lps_inputs **in) {
-    lps_model *m = NULL;
-    if (lps_model_load(path, g_device, exec, &m)) die("lps_model_load");
-    if (!g_n_specs) {
-        const char *text = lps_model_default_inputs(m);
-        if (!text) {
-            fprintf(stderr, "lp_bench_cuda: %s records no inputs: give them with --input\n", path);
-            exit(2);
-        }
-        while (*text && g_n_specs < LP_MAX_INPUTS) {
-            const char *nl = strchr(text, '\n');
-            size_t len = nl ? (size_t)(nl - text) : strlen(text);
-            char line[512];
-            if (len && len < sizeof line) {
-                memcpy(line, text, len);
-                line[len] = '\0';
-                if (lp_input_spec_parse(line, &g_specs[g_n_specs]) == LP_OK) g_n_specs++;
-            }
-            text += len + (nl ? 1 : 0);
-        }
-    }
-    if (lps_inputs_create(m, g_specs, g_n_specs, 0, in)) die("lps_inputs_create");
-    return m;
-}
-
-static void build_tree(lp_tree *t, const lps_model *m) {
-    lp_tree_init(t);
-    for (size_t i = 0, n = lps_model_module_count(m); i < n; i++) {
-        const char *path, *cls;
-        int32_t parent;
-        if (lps_model_module(m, i, &path, &cls, &parent) != LP_OK ||
-            lp_tree_add(t, path, cls, parent) < 0)
-            die("the module tree");
-    }
-}
 
 /* ---- settings ----------------------------------------------------------------------------- */
 
@@ -89,11 +52,9 @@ typedef struct setting {
     int profiled;
     int timing;          /* lp_cuda_timing; LP_CUDA_TIMING_OFF: none */
     const char *tagging; /* LAYERPROF_CUPTI_TAGGING for cupti */
-    lps_model *m;
-    lps_inputs *in;
-    lp_tree tree;
-    lp_collector *c;
-    lp_cuda_prof *prof; /* open during this setting's blocks only */
+    bench_model *bm;
+    bench_recording rec; /* the session's tree and collector (profiled settings) */
+    lp_cuda_prof *prof;  /* open during this setting's blocks only */
     bench_samples fwd;
     bench_samples block_med;     /* per timed round: the median forward of this setting's block */
     uint64_t launches, forwards; /* CUDA records joined, forwards they came from */
@@ -113,22 +74,18 @@ static void scope_exit(void *ctx, uint64_t scope) {
     if (h.exit) h.exit(h.ctx, scope);
 }
 
-static void setting_open(setting *s, const char *path, lps_model *marked, lps_inputs *in) {
-    s->m = marked;
-    s->in = in;
+static void setting_open(setting *s, bench_model *bm) {
+    s->bm = bm;
     if (!s->profiled) return;
-    build_tree(&s->tree, marked);
-    lp_collector_config cc = {.memory_devices = 1u << LP_DEV_CUDA,
-                              .cuda_time = s->timing != LP_CUDA_TIMING_OFF};
-    if (cc.cuda_time) cc.scopes = (lp_scope_hooks){s, scope_enter, scope_exit};
-    if (lp_collector_create(&s->c, &s->tree, &cc)) die("lp_collector_create");
-    (void)path;
+    lp_scope_hooks scopes = {s, scope_enter, scope_exit};
+    bench_recording_open(&s->rec, bm->m, LP_MODE_MARKERS, 0, 0, 1,
+                         s->timing != LP_CUDA_TIMING_OFF ? &scopes : NULL);
 }
 
 static int prof_open(setting *s) {
     if (s->timing == LP_CUDA_TIMING_OFF) return 0;
     if (s->tagging) setenv("LAYERPROF_CUPTI_TAGGING", s->tagging, 1);
-    lp_cuda_events_backend ev = {s->m,
+    lp_cuda_events_backend ev = {s->bm->m,
                                  lps_cuda_events_begin,
                                  lps_cuda_events_push,
                                  lps_cuda_events_pop,
@@ -136,7 +93,7 @@ static int prof_open(setting *s) {
                                  lps_cuda_events_end};
     lp_cuda_prof_config pc = {.cuda_device = 1,
                               .timing = s->timing,
-                              .tree = &s->tree,
+                              .tree = &s->rec.tree,
                               .events = lps_cuda_built() ? &ev : NULL};
     if (lp_cuda_prof_open(&s->prof, &pc) || lp_cuda_prof_begin(s->prof)) {
         if (!s->unavailable) printf("INFO|%s: not measured here: %s\n", s->name, lp_error_last());
@@ -150,7 +107,7 @@ static int prof_open(setting *s) {
 
 static void prof_close(setting *s) {
     if (!s->prof) return;
-    if (lp_cuda_prof_end(s->prof, s->c)) die("lp_cuda_prof_end");
+    if (lp_cuda_prof_end(s->prof, s->rec.c)) die("lp_cuda_prof_end");
     lp_cuda_join_stats st;
     lp_cuda_prof_stats(s->prof, &st);
     s->launches += st.records;
@@ -162,24 +119,23 @@ static void run_block(setting *s, int n, int record) {
     if (s->unavailable) return;
     if (s->profiled) {
         if (prof_open(s)) return;
-        lp_event_sink sink;
-        lp_collector_sink(s->c, &sink); /* the session's own sink: what the CLI pays */
-        if (lps_profile_begin(s->m, &sink, LPS_HOOK_MARKERS)) die("lps_profile_begin");
+        lp_event_sink sink = bench_recording_sink(&s->rec); /* what the CLI pays */
+        if (lps_profile_begin(s->bm->m, &sink, s->rec.hooks)) die("lps_profile_begin");
     }
     size_t first = s->fwd.n;
     for (int i = 0; i < n; i++) {
         uint64_t a = lp_now_ns();
-        if (lps_forward(s->m, s->in)) die("lps_forward");
+        bench_forward(s->bm);
         uint64_t b = lp_now_ns();
         if (record) bench_samples_add(&s->fwd, (double)(b - a));
         if (s->profiled) {
-            lp_collector_count_iteration(s->c);
-            if (s->prof && lp_cuda_prof_iteration_done(s->prof, s->c)) die("iteration_done");
+            lp_collector_count_iteration(s->rec.c);
+            if (s->prof && lp_cuda_prof_iteration_done(s->prof, s->rec.c)) die("iteration_done");
         }
     }
     if (record) bench_samples_add(&s->block_med, bench_median(s->fwd.v + first, s->fwd.n - first));
     if (s->profiled) {
-        lps_profile_end(s->m);
+        lps_profile_end(s->bm->m);
         uint64_t before = s->launches;
         prof_close(s);
         if (!record)
@@ -208,9 +164,7 @@ int main(int argc, char **argv) {
     double target_s = 3;
     for (int i = 2; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--input")) {
-            if (g_n_specs == LP_MAX_INPUTS || lp_input_spec_parse(argv[i + 1], &g_specs[g_n_specs]))
-                die("--input");
-            g_n_specs++;
+            continue; /* bench_inputs_from_args */
         } else if (!strcmp(argv[i], "--device")) {
             g_device = argv[i + 1];
         } else if (!strcmp(argv[i], "--rounds")) {
@@ -228,14 +182,15 @@ int main(int argc, char **argv) {
         fprintf(stderr, "lp_bench_cuda: --rounds and --target-s must be positive\n");
         return 2;
     }
+    bench_inputs_from_args(argc, argv);
     lps_set_verbose(0);
     if (lps_cuda_check(g_device)) {
         printf("skipped: %s\n", lp_error_last());
         return 77;
     }
-    lps_inputs *opt_in = NULL, *marked_in = NULL;
-    lps_model *opt = load(path, LPS_EXEC_OPTIMISED, &opt_in);
-    lps_model *marked = load(path, LPS_EXEC_MARKERS, &marked_in);
+    bench_model opt, marked;
+    bench_model_open(&opt, path, g_device, LPS_EXEC_OPTIMISED);
+    bench_model_open(&marked, path, g_device, LPS_EXEC_MARKERS);
 
     setting ss[] = {
         {.name = "opt", .timing = LP_CUDA_TIMING_OFF},
@@ -258,7 +213,7 @@ int main(int argc, char **argv) {
     size_t ns = sizeof ss / sizeof ss[0];
     for (size_t i = 0; i < ns; i++) {
         int unmarked = !strcmp(ss[i].name, "opt") || !strcmp(ss[i].name, "[A/A]");
-        setting_open(&ss[i], path, unmarked ? opt : marked, unmarked ? opt_in : marked_in);
+        setting_open(&ss[i], unmarked ? &opt : &marked);
     }
 
     /* Warm-up: TorchScript's profiling executor optimises in the first forwards, cuDNN picks its
@@ -266,7 +221,8 @@ int main(int argc, char **argv) {
     uint64_t est = UINT64_MAX;
     for (int i = 0; i < 5; i++) {
         uint64_t a = lp_now_ns();
-        if (lps_forward(opt, opt_in) || lps_forward(marked, marked_in)) die("lps_forward");
+        bench_forward(&opt);
+        bench_forward(&marked);
         uint64_t d = lp_now_ns() - a;
         if (d < est) est = d;
     }
@@ -325,12 +281,9 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < ns; i++) {
         bench_samples_free(&ss[i].fwd);
         bench_samples_free(&ss[i].block_med);
-        if (ss[i].c) lp_collector_free(ss[i].c);
-        if (ss[i].profiled) lp_tree_free(&ss[i].tree);
+        if (ss[i].rec.c) bench_recording_close(&ss[i].rec);
     }
-    lps_inputs_free(opt_in);
-    lps_inputs_free(marked_in);
-    lps_model_free(opt);
-    lps_model_free(marked);
+    bench_model_close(&opt);
+    bench_model_close(&marked);
     return 0;
 }

@@ -35,7 +35,7 @@
  * (exit status 3 otherwise).
  *
  * Output: `|`-separated lines that bench/run.sh turns into tables (MICRO|, MACRO|, INFO|, and
- * BUDGET| lines as bench_util.h writes them). */
+ * BUDGET| lines as bench_stats.h writes them). */
 #define _GNU_SOURCE
 #include <malloc.h>
 #include <stdio.h>

@@ -20,7 +20,7 @@
 // as lp_bench_torch's (bench_ratio_interval: the order-statistic 95% interval of that median,
 // widened each side by the [A/A] spread, at least BENCH_RATIO_FLOOR; bench/README.md,
 // "Verdicts"). B is a multiple of 100, so each block of 1/100 holds exactly B/100 profiled
-// forwards. The budget (1/100 <= 1.01x) is printed as a BUDGET line (bench_util.h): PASS, MISS,
+// forwards. The budget (1/100 <= 1.01x) is printed as a BUDGET line (bench_stats.h): PASS, MISS,
 // UNSURE, or SUSPECT when a session's stream reads faster than `opt` beyond the noise (it runs
 // the same forward plus layerprof's work: the harness is at fault); below 0.95 within the noise,
 // UNSURE with the note "skewed".

@@ -1,9 +1,11 @@
-/* test_verdicts.c: the bench's verdict rules decide as bench/README.md ("Verdicts") documents,
- * on synthetic per-round ratios: the order-statistic interval of the median, its widening by the
- * [A/A] spread or the BENCH_RATIO_FLOOR, and PASS / MISS / UNSURE / SUSPECT from bench_judge.
- * Each ratio series goes through bench_ratio_interval as bench_torch.c feeds it (a setting's
- * per-round block medians over its reference's); the reference reads 1.0 in every round, so the
- * ratios are exactly the numbers written here. No libtorch, no timing. */
+/* test_stats.c: the bench's statistics (bench_stats.h) on exact samples: quantiles by linear
+ * interpolation, the order-statistic interval of the median and its coverage; and its verdict
+ * rules, which decide as bench/README.md ("Verdicts") documents, on synthetic per-round ratios: the
+ * order-statistic interval of the median, its widening by the [A/A] spread or the
+ * BENCH_RATIO_FLOOR, and PASS / MISS / UNSURE / SUSPECT from bench_judge. Each ratio series goes
+ * through bench_ratio_interval as bench_torch.c feeds it (a setting's per-round block medians over
+ * its reference's); the reference reads 1.0 in every round, so the ratios are exactly the numbers
+ * written here. No libtorch, no timing. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,7 +14,7 @@
 #include <cmocka.h>
 #include <string.h>
 
-#include "bench_util.h"
+#include "bench_stats.h"
 
 /* Comparing computed bounds with hand-computed ones: far below any figure the bench prints.
  * (cmocka's assert_float_equal works in float, too coarse for this.) */
@@ -232,8 +234,53 @@ static void test_copy_rotation(void **state) {
     }
 }
 
+/* Quantiles interpolate linearly between order statistics, whatever the samples' order, and leave
+ * the caller's array as it was (bench_quantile sorts a copy). */
+static void test_quantiles(void **state) {
+    (void)state;
+    const double v[5] = {40, 10, 30, 50, 20}; /* sorted: 10 20 30 40 50 */
+    assert_close(bench_quantile(v, 5, 0), 10, EPS);
+    assert_close(bench_quantile(v, 5, 1), 50, EPS);
+    assert_close(bench_median(v, 5), 30, EPS);
+    assert_close(bench_quantile(v, 5, 0.25), 20, EPS);
+    assert_close(bench_quantile(v, 5, 0.1), 14, EPS); /* 0.4 of the way from 10 to 20 */
+    assert_close(v[0], 40, EPS);
+    const double even[4] = {4, 1, 3, 2};
+    assert_close(bench_median(even, 4), 2.5, EPS);
+    assert_close(bench_median(even, 0), 0, EPS);
+    double sortme[3] = {3, 1, 2};
+    assert_close(bench_quantile_inplace(sortme, 3, 0.5), 2, EPS);
+    assert_close(sortme[0], 1, EPS); /* sorted in place */
+}
+
+/* The median's interval: 20 samples give ranks 6 and 15 with coverage 1 - 2 P(B(20, 1/2) < 6)
+ * = 0.958611...; 8 give the whole range at 1 - 2^-7; one sample, itself with coverage 0. */
+static void test_median_interval(void **state) {
+    (void)state;
+    double v[20];
+    for (int i = 0; i < 20; i++)
+        v[i] = (double)(20 - i); /* 20, 19, ..., 1 */
+    double cover = -1;
+    bench_interval r = bench_median_ci(v, 20, &cover);
+    assert_close(r.lo, 6, EPS);
+    assert_close(r.hi, 15, EPS);
+    assert_close(r.mid, 10.5, EPS);
+    /* P(B < 6) = (1 + 20 + 190 + 1140 + 4845 + 15504) / 2^20 = 21700 / 1048576 */
+    assert_close(cover, 1 - 2 * 21700.0 / 1048576.0, EPS);
+    r = bench_median_ci(v, 8, &cover); /* 20..13 */
+    assert_close(r.lo, 13, EPS);
+    assert_close(r.hi, 20, EPS);
+    assert_close(cover, 1 - 2.0 / 256.0, EPS);
+    r = bench_median_ci(v, 1, &cover);
+    assert_close(r.lo, 20, EPS);
+    assert_close(r.hi, 20, EPS);
+    assert_close(cover, 0, EPS);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_quantiles),
+        cmocka_unit_test(test_median_interval),
         cmocka_unit_test(test_interval_20_rounds_floor),
         cmocka_unit_test(test_interval_aa_spread),
         cmocka_unit_test(test_pass_miss_unsure),
