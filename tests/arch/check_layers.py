@@ -9,7 +9,11 @@
   the error channel) and src/collect/event_sink.h (the events it delivers, which the collector
   fills: docs/architecture.md says why); nothing else of the core.
 - cli/ and examples/ use the public API only: include/layerprof.h and their own headers.
-- No C or C++ source file of src/, shim/ or cli/ is longer than 600 lines unless its first 40
+- bench/ drives the product as it is: the public headers, the shim's C interface (lp_shim.h),
+  the core's headers by layer, and of src/api/ only session_setup.h, the entry the session
+  builds itself with; never the session's internals (a session assembled by hand would be
+  measured instead of the one users run).
+- No C or C++ source file of src/, shim/, cli/ or bench/ is longer than 600 lines unless its first 40
   lines say why ("Longer than 600 lines: ...").
 
 Prints every violation and exits 1 if there is any, 0 otherwise.
@@ -25,6 +29,9 @@ MAX_LINES = 600
 # collect/ defines and fills so that events reach the collector with no frame between.
 SHIM_CORE_HEADERS = ("collect/event_sink.h",)
 LONG_REASON = "Longer than 600 lines:"
+# What bench/ may include of src/api/: the session's own setup (the tree, inputs, hooks and
+# collector configuration it builds itself with), so that the bench measures what users run.
+BENCH_API_HEADERS = ("api/session_setup.h",)
 
 
 def read(path):
@@ -126,7 +133,20 @@ def main():
                 if not (own or inc in ("layerprof.h", "layerprof.hpp", "layerprof_pt2.hpp")):
                     errors.append(f"{rel(path)}: includes \"{inc}\"; {folder}/ uses the public API only")
 
-    for folder in ("src", "shim", "cli"):
+    # The bench's own headers, the public ones, the shim's C interface, the core by layer.
+    for path in sources("bench"):
+        for inc in INCLUDE.findall(read(path)):
+            own = os.path.exists(os.path.join(ROOT, "bench", inc))
+            public = os.path.exists(os.path.join(ROOT, "include", inc))
+            layer = inc.split("/")[0] if "/" in inc else None
+            core = layer in rank and layer != "api" and os.path.exists(os.path.join(ROOT, "src", inc))
+            if not (own or public or inc == "lp_shim.h" or core or inc in BENCH_API_HEADERS):
+                errors.append(
+                    f"{rel(path)}: includes \"{inc}\"; bench/ uses the public API, lp_shim.h, the core's "
+                    f"layers and of src/api/ only {', '.join(BENCH_API_HEADERS)}"
+                )
+
+    for folder in ("src", "shim", "cli", "bench"):
         for path in sources(folder):
             text = read(path)
             n = text.count("\n")
@@ -137,7 +157,7 @@ def main():
     for e in errors:
         print("check_layers: " + e)
     if not errors:
-        print(f"check_layers: ok ({' -> '.join(layers)}; shim, cli and examples clean)")
+        print(f"check_layers: ok ({' -> '.join(layers)}; shim, cli, examples and bench clean)")
     return 1 if errors else 0
 
 

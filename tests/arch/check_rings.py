@@ -3,7 +3,7 @@
 
 The include check (check_layers.py) sees only #include lines; two files of one layer can still
 use each other's functions through one shared header. This check reads what the compiler made:
-for each object file of src/, cli/ and shim/, `nm` lists the global symbols it defines and the
+for each object file of src/, cli/, shim/ and bench/, `nm` lists the global symbols it defines and the
 ones it uses. File A depends on file B when A uses a symbol that B defines. A strongly connected
 component of more than one file is a ring: no file of it can be read, tested or replaced without
 the others.
@@ -11,7 +11,9 @@ the others.
     check_rings.py [--nm NM] OBJECT...
 
 Object files are named after their source by CMake (CMakeFiles/<target>.dir/src/x/y.c.o); the
-source path is the part after "<target>.dir/" (for shim/, "shim/" and the part after it). A
+source path is the part after "<target>.dir/" (for shim/ and bench/, the folder and the part
+after it; a source of another folder compiled into a bench target, "__/src/...", is left out: its
+own object is read). A
 symbol that several objects define (a C++ inline function or template instance) is no file's.
 Prints each ring with one edge that closes it, and exits 1 if there is any ring, 0 otherwise.
 """
@@ -30,8 +32,8 @@ def source_of(obj):
     if m:
         return m.group(1)
     # The shim's objects are named after their source relative to shim/ (lp_shim.dir/model.cpp.o).
-    m = re.search(r"(?:^|/)shim/CMakeFiles/[^/]+\.dir/([^/]+?)\.o(?:bj)?$", path)
-    return "shim/" + m.group(1) if m else None
+    m = re.search(r"(?:^|/)(shim|bench)/CMakeFiles/[^/]+\.dir/([^/]+?)\.o(?:bj)?$", path)
+    return m.group(1) + "/" + m.group(2) if m else None
 
 
 def symbols(obj):
@@ -94,7 +96,7 @@ def main():
     for obj in objects:
         src = source_of(obj)
         if src is None:
-            continue  # not a file of src/, cli/ or shim/ (a CUDA stub, a test)
+            continue  # not a file of src/, cli/, shim/ or bench/ (a CUDA stub, a test)
         defs[src], uses[src] = symbols(obj)
     # A symbol defined in more than one object (a C++ inline function or template instance,
     # emitted weak wherever it is used) belongs to no file: it is the header's.
