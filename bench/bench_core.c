@@ -140,8 +140,7 @@ static lp_collector *case_open(const bench_case *k, lp_tree *tree, script *s) {
     small_model(tree);
     small_script(s, k->flags);
     lp_collector *c;
-    lp_collector_config cc = {
-        .memory = k->memory, .memory_devices = 1u << LP_DEV_CPU, .ops = k->ops, .selected = NULL};
+    lp_collector_config cc = bench_session_config(k->memory, k->ops);
     if (lp_collector_create(&c, tree, &cc)) die("lp_collector_create");
     return c;
 }
@@ -236,8 +235,7 @@ static mem_probe probe(int n, int ops_per, const char *const *names, int n_names
     }
     int64_t l1 = live_now();
     lp_collector *c;
-    lp_collector_config cc = {
-        .memory = 1, .memory_devices = 1u << LP_DEV_CPU, .ops = 1, .selected = NULL};
+    lp_collector_config cc = bench_session_config(1, 1);
     if (lp_collector_create(&c, &tree, &cc)) die("lp_collector_create");
     uint64_t t = 0;
     int k = 0;
@@ -311,8 +309,7 @@ static int cmd_iterations(int max) {
     script s = {0};
     small_script(&s, SCRIPT_OPS | SCRIPT_MEMORY);
     lp_collector *c;
-    lp_collector_config cc = {
-        .memory = 1, .memory_devices = 1u << LP_DEV_CPU, .ops = 1, .selected = NULL};
+    lp_collector_config cc = bench_session_config(1, 1);
     if (lp_collector_create(&c, &tree, &cc)) die("lp_collector_create");
     uint64_t t = 0;
     int64_t first = 0, last = 0;

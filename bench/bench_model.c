@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/session_config.h"
 #include "api/session_setup.h"
 #include "base/clock.h"
 
@@ -82,7 +83,7 @@ static void options_for(lp_options *o, lp_mode mode, int memory, int events) {
 unsigned bench_hooks(lp_mode mode, int memory, int events) {
     lp_options o;
     options_for(&o, mode, memory, events);
-    unsigned hooks = session_setup_hooks(&o, 0);
+    unsigned hooks = session_config_hooks(&o, 0);
     lp_options_release(&o);
     return hooks;
 }
@@ -91,8 +92,8 @@ void bench_recording_open(bench_recording *r, const lps_model *m, lp_mode mode, 
                           int events, int cuda, const lp_scope_hooks *cuda_time) {
     lp_options o;
     options_for(&o, mode, memory, events);
-    r->hooks = session_setup_hooks(&o, 0);
-    lp_collector_config cc = session_setup_collector(&o, cuda, NULL, 0, 0);
+    r->hooks = session_config_hooks(&o, 0);
+    lp_collector_config cc = session_config_collector(&o, cuda, NULL, 0, 0);
     lp_options_release(&o);
     if (cuda_time) cc.cuda_time = 1, cc.scopes = *cuda_time;
     int rc = session_setup_tree(&r->tree, m);

@@ -1,8 +1,8 @@
 /* bench_model.h: a model as the benchmarks run it, and the recordings they run it with, built the
- * way a session builds its own (src/api/session_setup.h): the same module tree, recorded inputs,
- * shim hooks and collector configuration, so that what a line measures is what users run. Only
- * the loop around the forwards is the bench's own: unprofiled and profiled forwards alternate on
- * one loaded model, which a session cannot do. Internal to bench/. */
+ * way a session builds its own (src/api/session_setup.h, session_config.h): the same module tree,
+ * recorded inputs, shim hooks and collector configuration, so that what a line measures is what
+ * users run. Only the loop around the forwards is the bench's own: unprofiled and profiled forwards
+ * alternate on one loaded model, which a session cannot do. Internal to bench/. */
 #ifndef LP_BENCH_MODEL_H
 #define LP_BENCH_MODEL_H
 
@@ -37,7 +37,7 @@ uint64_t bench_warm_up(bench_model *bm, int n);
  * frame callbacks: all an optimised, unmarked model could report). */
 lp_mode bench_mode_of(int exec);
 
-/* The hooks a session installs in `mode` with memory and events as given (session_setup_hooks). */
+/* The hooks a session installs in `mode` with memory and events as given (session_config_hooks). */
 unsigned bench_hooks(lp_mode mode, int memory, int events);
 
 /* A profiled setting: the module tree and the collector a session with these options records

@@ -8,7 +8,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "api/session_config.h"
 #include "collect/collector.h"
+#include "layerprof.h"
+
+/* The collector's configuration of a CPU session with --memory and --events as given, every other
+ * option its default (session_config_collector): the live histograms included, as users run it. */
+static inline lp_collector_config bench_session_config(int memory, int events) {
+    lp_options o;
+    lp_options_init(&o);
+    o.memory = memory;
+    o.events = events;
+    lp_collector_config cc = session_config_collector(&o, 0, NULL, 0, 0);
+    lp_options_release(&o);
+    return cc;
+}
 
 enum { EV_ENTER, EV_EXIT, EV_OP, EV_OP_END, EV_MEM };
 

@@ -109,8 +109,7 @@ int bench_cmd_treesize(int min, int max, int reps) {
             script s = {0};
             tree_script(&tree, &s);
             lp_collector *c;
-            lp_collector_config cc = {
-                .memory = 0, .memory_devices = 1u << LP_DEV_CPU, .ops = 1, .selected = NULL};
+            lp_collector_config cc = bench_session_config(0, 1);
             if (lp_collector_create(&c, &tree, &cc)) die("lp_collector_create");
             uint64_t t = 0;
             uint64_t t1b = bench_cpu_ns();

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "api/session_config.h"
 #include "api/session_internal.h"
 #include "api/session_setup.h"
 #include "base/error.h"
@@ -130,6 +131,12 @@ static int check_input_sizes(const lp_session *s) {
                             need, have);
     }
     return LP_OK;
+}
+
+/* The collector's describer for a new (parent, op, shapes) row: the op being started. */
+static int describe_shapes(void *payload, char *buf, size_t size) {
+    (void)payload;
+    return lps_op_input_shapes(buf, size);
 }
 
 /* How the shim loads the model for a mode: libtorch fixes it per function at the first run.
@@ -272,7 +279,8 @@ static int make_recording(lp_session *s, const lp_options *opts) {
     /* Reading every op's shapes costs: only when a FLOPs column asks for them. */
     s->flops = lp_columns_any(opts->columns, opts->n_columns, LP_NEED_FLOPS, 0);
     lp_collector_config cc =
-        session_setup_collector(opts, cuda, s->selected, s->flops, s->out_shape);
+        session_config_collector(opts, cuda, s->selected, s->flops, s->out_shape);
+    cc.describe_shapes = cc.shapes ? describe_shapes : NULL;
     cc.cuda_time = lp_cuda_prof_timing(s->cuda);
     cc.scopes = lp_cuda_prof_hooks(s->cuda);
     if ((rc = lp_collector_create(&s->collector, &s->tree, &cc))) return rc;

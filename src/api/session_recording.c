@@ -7,14 +7,14 @@
 #include <stdio.h>
 
 #include "api/session_internal.h"
-#include "api/session_setup.h"
+#include "api/session_config.h"
 #include "base/error.h"
 
 int session_hooks_install(lp_session *s) {
     if (s->hooks_on) return LP_OK;
     lp_event_sink sink; /* the shim delivers straight to the collector */
     lp_collector_sink(s->collector, &sink);
-    unsigned hooks = session_setup_hooks(&s->opts, s->flops);
+    unsigned hooks = session_config_hooks(&s->opts, s->flops);
     int rc = lps_profile_begin(s->model, &sink, hooks);
     if (rc) return rc;
     if ((rc = lp_cuda_prof_begin(s->cuda))) {

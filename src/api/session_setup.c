@@ -1,5 +1,5 @@
-/* session_setup.c: a session's module tree, recorded inputs, hooks and collector configuration,
- * from a loaded model and the options (session_setup.h says who else builds with them). */
+/* session_setup.c: a session's module tree and recorded inputs, from a loaded model
+ * (session_setup.h says who else builds with them). */
 #include <string.h>
 
 #include "api/session_setup.h"
@@ -47,46 +47,4 @@ int session_setup_recorded_inputs(const lps_model *m, const char *model_path, lp
         text += len + (nl ? 1 : 0);
     }
     return LP_OK;
-}
-
-unsigned session_setup_hooks(const lp_options *o, int flops) {
-    /* Markers need no frame callback: the module calls come from the graph itself. */
-    unsigned hooks = o->mode == LP_MODE_HOOKS ? LPS_HOOK_MODULES : LPS_HOOK_MARKERS;
-    if (o->events) hooks |= LPS_HOOK_OPS;
-    if (o->memory) hooks |= LPS_HOOK_MEMORY;
-    if (o->events && o->shapes) hooks |= LPS_HOOK_SHAPES;
-    if (flops) hooks |= LPS_HOOK_FLOPS;
-    return hooks;
-}
-
-/* The collector's describer for a new (parent, op, shapes) row: the op being started. */
-static int describe_shapes(void *payload, char *buf, size_t size) {
-    (void)payload;
-    return lps_op_input_shapes(buf, size);
-}
-
-/* A timeline is recorded when asked for, or when an output needs it (a trace). */
-static int wants_timeline(const lp_options *o) {
-    int want = o->trace;
-    for (size_t i = 0; i < o->n_outputs && o->outputs; i++)
-        want |= o->outputs[i].format == LP_FORMAT_TRACE;
-    return want;
-}
-
-lp_collector_config session_setup_collector(const lp_options *o, int cuda, const uint8_t *selected,
-                                            int flops, int out_shape) {
-    lp_collector_config cc = {.memory = o->memory,
-                              .memory_devices = 1u << (cuda ? LP_DEV_CUDA : LP_DEV_CPU),
-                              .ops = o->events,
-                              .selected = selected};
-    if (cuda) cc.memory_devices |= 1u << LP_DEV_CPU;
-    cc.scope_ops = o->events;
-    cc.shapes = o->events && o->shapes; /* op rows by input shapes (group_by_input_shape) */
-    cc.describe_shapes = cc.shapes ? describe_shapes : NULL;
-    cc.trace = wants_timeline(o); /* the trace output, the HTML memory-over-time view */
-    cc.flops = flops;
-    cc.out_shape = out_shape;
-    cc.histograms = 1; /* fixed memory: modules x buckets per thread (docs/sampling.md) */
-    cc.hist_depth = o->metrics_depth;
-    return cc;
 }
