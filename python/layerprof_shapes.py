@@ -15,38 +15,39 @@ plain integer.
 """
 
 import inspect
+import os
+import re
 
 import sympy
 
-# Operator name (as RecordFunction names it in TorchScript) -> formula, as shim/flops.cpp's table.
-# Kept equal to it by integration.pt2's comparison of resnet18.pt and resnet18.pt2 per module.
-_FORMULAS = {}
-for _f, _names in {
-    "conv": "conv1d conv2d conv3d convolution _convolution conv_transpose1d conv_transpose2d "
-            "conv_transpose3d",
-    "linear": "linear",
-    "matmul": "mm bmm matmul",
-    "addmm": "addmm baddbmm addbmm",
-    "attention": "scaled_dot_product_attention",
-    "norm2": "batch_norm _native_batch_norm_legit_no_training native_batch_norm",
-    "norm5": "layer_norm native_layer_norm group_norm native_group_norm instance_norm",
-    "pool": "max_pool1d max_pool2d max_pool3d max_pool2d_with_indices avg_pool1d avg_pool2d "
-            "avg_pool3d adaptive_avg_pool1d adaptive_avg_pool2d adaptive_avg_pool3d "
-            "adaptive_max_pool2d mean sum",
-    "eltwise": "relu relu_ relu6 hardtanh hardtanh_ gelu silu silu_ sigmoid tanh hardswish "
-               "hardswish_ hardsigmoid leaky_relu elu clamp add add_ sub mul mul_ div div_ pow "
-               "sqrt rsqrt exp neg abs maximum minimum where masked_fill gt lt ge le eq ne",
-    "softmax": "softmax _softmax log_softmax",
-    "zero": "view reshape _reshape_alias flatten contiguous size t transpose permute select slice "
-            "unsqueeze squeeze expand to _to_copy detach clone copy_ cat stack split chunk unbind "
-            "narrow as_strided empty empty_like zeros zeros_like ones ones_like full arange fill_ "
-            "zero_ dropout feature_dropout embedding index index_select resize_ lift_fresh alias "
-            "numel dim item _local_scalar_dense is_floating_point triu tril expand_as view_as "
-            "reshape_as new_empty new_zeros new_ones new_full empty_strided full_like "
-            "scalar_tensor unflatten",
-}.items():
-    for _n in _names.split():
-        _FORMULAS["aten::" + _n] = _f
+# Operator name (as RecordFunction names it in TorchScript) -> formula: shim/flops_table.def, the
+# table shim/flops.cpp compiles in, read here as text so that the two cannot drift.
+_TABLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "shim", "flops_table.def")
+_ROW = re.compile(r'^LP_FLOPS\((\w+), "([^"]*)"\)$')
+
+
+def _read_formulas(path):
+    """{"aten::name": formula} from the table; RuntimeError when it is missing or a line is not
+    a comment, blank or a row."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            lines = f.read().splitlines()
+    except OSError as e:
+        raise RuntimeError(f"the FLOPs table {path} cannot be read ({e.strerror}): run the export "
+                           "from a layerprof checkout (python/ beside shim/)") from None
+    formulas = {}
+    for n, line in enumerate(lines, 1):
+        if not line.strip() or line.startswith("//"):
+            continue
+        m = _ROW.match(line)
+        if not m:
+            raise RuntimeError(f"{path}:{n}: not LP_FLOPS(formula, \"names\"): {line}")
+        for name in m.group(2).split():
+            formulas["aten::" + name] = m.group(1)
+    return formulas
+
+
+_FORMULAS = _read_formulas(_TABLE)
 # Graph nodes that are no op of the model: symbolic size reads, asserts on shapes.
 _NOT_OPS = {"aten::sym_size", "aten::sym_numel", "aten::sym_stride", "aten::_assert_scalar",
             "aten::sym_constrain_range_for_size", "aten::_assert_tensor_metadata"}

@@ -2,10 +2,10 @@
 //
 // A RecordFunction callback of its own, installed only when a flops column is asked for: it needs
 // the ops' inputs, which cost every op a copy of its arguments, and the default run pays nothing.
-// Counting is 2 FLOPs per multiply-add (fvcore counts 1; docs/flops.md has the table). Ops nest
-// (aten::linear runs aten::addmm, aten::conv2d runs aten::convolution ...): an op with a formula
-// counts for everything inside it, and the ops inside are not looked at. An op without one is
-// named to the sink (flops_unknown) when nothing inside it counted either, so that a missing
+// Counting is 2 FLOPs per multiply-add (fvcore counts 1; docs/model-figures.md has the formulas).
+// Ops nest (aten::linear runs aten::addmm, aten::conv2d runs aten::convolution ...): an op with a
+// formula counts for everything inside it, and the ops inside are not looked at. An op without one
+// is named to the sink (flops_unknown) when nothing inside it counted either, so that a missing
 // formula is visible in the report rather than a silent 0.
 //
 // Hot path: the formula of an op name is found by comparing strings once per name and thread,
@@ -35,160 +35,39 @@ enum class Formula : uint8_t {
     softmax, // exp, sum, divide: three per element
 };
 
-struct Entry {
-    const char *name;
+// Which formula each operator gets: shim/flops_table.def, the table python/layerprof_shapes.py
+// reads too (integration.pt2 still compares the two sides' figures per module). A row names
+// several operators, without "aten::", separated by spaces.
+struct Row {
     Formula formula;
+    const char *names;
+};
+const Row k_table[] = {
+#define LP_FLOPS(formula, names) {Formula::formula, names},
+#include "flops_table.def"
+#undef LP_FLOPS
 };
 
-// Operator names as RecordFunction gives them. Anything else is unknown. python/layerprof_shapes.py
-// has the same table for AOTInductor packages (integration.pt2 compares the two's figures).
-const Entry k_table[] = {
-    {"aten::conv1d", Formula::conv},
-    {"aten::conv2d", Formula::conv},
-    {"aten::conv3d", Formula::conv},
-    {"aten::convolution", Formula::conv},
-    {"aten::_convolution", Formula::conv},
-    {"aten::conv_transpose1d", Formula::conv},
-    {"aten::conv_transpose2d", Formula::conv},
-    {"aten::conv_transpose3d", Formula::conv},
-    {"aten::linear", Formula::linear},
-    {"aten::mm", Formula::matmul},
-    {"aten::bmm", Formula::matmul},
-    {"aten::matmul", Formula::matmul},
-    {"aten::addmm", Formula::addmm},
-    {"aten::baddbmm", Formula::addmm},
-    {"aten::addbmm", Formula::addmm},
-    {"aten::scaled_dot_product_attention", Formula::attention},
-    {"aten::batch_norm", Formula::norm2},
-    {"aten::_native_batch_norm_legit_no_training", Formula::norm2},
-    {"aten::native_batch_norm", Formula::norm2},
-    {"aten::layer_norm", Formula::norm5},
-    {"aten::native_layer_norm", Formula::norm5},
-    {"aten::group_norm", Formula::norm5},
-    {"aten::native_group_norm", Formula::norm5},
-    {"aten::instance_norm", Formula::norm5},
-    {"aten::max_pool1d", Formula::pool},
-    {"aten::max_pool2d", Formula::pool},
-    {"aten::max_pool3d", Formula::pool},
-    {"aten::max_pool2d_with_indices", Formula::pool},
-    {"aten::avg_pool1d", Formula::pool},
-    {"aten::avg_pool2d", Formula::pool},
-    {"aten::avg_pool3d", Formula::pool},
-    {"aten::adaptive_avg_pool1d", Formula::pool},
-    {"aten::adaptive_avg_pool2d", Formula::pool},
-    {"aten::adaptive_avg_pool3d", Formula::pool},
-    {"aten::adaptive_max_pool2d", Formula::pool},
-    {"aten::mean", Formula::pool},
-    {"aten::sum", Formula::pool},
-    {"aten::relu", Formula::eltwise},
-    {"aten::relu_", Formula::eltwise},
-    {"aten::relu6", Formula::eltwise},
-    {"aten::hardtanh", Formula::eltwise},
-    {"aten::hardtanh_", Formula::eltwise},
-    {"aten::gelu", Formula::eltwise},
-    {"aten::silu", Formula::eltwise},
-    {"aten::silu_", Formula::eltwise},
-    {"aten::sigmoid", Formula::eltwise},
-    {"aten::tanh", Formula::eltwise},
-    {"aten::hardswish", Formula::eltwise},
-    {"aten::hardswish_", Formula::eltwise},
-    {"aten::hardsigmoid", Formula::eltwise},
-    {"aten::leaky_relu", Formula::eltwise},
-    {"aten::elu", Formula::eltwise},
-    {"aten::clamp", Formula::eltwise},
-    {"aten::add", Formula::eltwise},
-    {"aten::add_", Formula::eltwise},
-    {"aten::sub", Formula::eltwise},
-    {"aten::mul", Formula::eltwise},
-    {"aten::mul_", Formula::eltwise},
-    {"aten::div", Formula::eltwise},
-    {"aten::div_", Formula::eltwise},
-    {"aten::pow", Formula::eltwise},
-    {"aten::sqrt", Formula::eltwise},
-    {"aten::rsqrt", Formula::eltwise},
-    {"aten::exp", Formula::eltwise},
-    {"aten::neg", Formula::eltwise},
-    {"aten::abs", Formula::eltwise},
-    {"aten::maximum", Formula::eltwise},
-    {"aten::minimum", Formula::eltwise},
-    {"aten::where", Formula::eltwise},
-    {"aten::masked_fill", Formula::eltwise},
-    {"aten::gt", Formula::eltwise},
-    {"aten::lt", Formula::eltwise},
-    {"aten::ge", Formula::eltwise},
-    {"aten::le", Formula::eltwise},
-    {"aten::eq", Formula::eltwise},
-    {"aten::ne", Formula::eltwise},
-    {"aten::softmax", Formula::softmax},
-    {"aten::_softmax", Formula::softmax},
-    {"aten::log_softmax", Formula::softmax},
-    {"aten::view", Formula::zero},
-    {"aten::reshape", Formula::zero},
-    {"aten::_reshape_alias", Formula::zero},
-    {"aten::flatten", Formula::zero},
-    {"aten::unflatten", Formula::zero},
-    {"aten::contiguous", Formula::zero},
-    {"aten::size", Formula::zero},
-    {"aten::t", Formula::zero},
-    {"aten::transpose", Formula::zero},
-    {"aten::permute", Formula::zero},
-    {"aten::select", Formula::zero},
-    {"aten::slice", Formula::zero},
-    {"aten::unsqueeze", Formula::zero},
-    {"aten::squeeze", Formula::zero},
-    {"aten::expand", Formula::zero},
-    {"aten::to", Formula::zero},
-    {"aten::_to_copy", Formula::zero},
-    {"aten::detach", Formula::zero},
-    {"aten::clone", Formula::zero},
-    {"aten::copy_", Formula::zero},
-    {"aten::cat", Formula::zero},
-    {"aten::stack", Formula::zero},
-    {"aten::split", Formula::zero},
-    {"aten::chunk", Formula::zero},
-    {"aten::unbind", Formula::zero},
-    {"aten::narrow", Formula::zero},
-    {"aten::as_strided", Formula::zero},
-    {"aten::empty", Formula::zero},
-    {"aten::empty_like", Formula::zero},
-    {"aten::zeros", Formula::zero},
-    {"aten::zeros_like", Formula::zero},
-    {"aten::ones", Formula::zero},
-    {"aten::ones_like", Formula::zero},
-    {"aten::full", Formula::zero},
-    {"aten::arange", Formula::zero},
-    {"aten::fill_", Formula::zero},
-    {"aten::zero_", Formula::zero},
-    {"aten::dropout", Formula::zero},
-    {"aten::feature_dropout", Formula::zero},
-    {"aten::embedding", Formula::zero},
-    {"aten::index", Formula::zero},
-    {"aten::index_select", Formula::zero},
-    {"aten::resize_", Formula::zero},
-    {"aten::lift_fresh", Formula::zero},
-    {"aten::alias", Formula::zero},
-    {"aten::numel", Formula::zero},
-    {"aten::dim", Formula::zero},
-    {"aten::item", Formula::zero},
-    {"aten::_local_scalar_dense", Formula::zero},
-    {"aten::is_floating_point", Formula::zero},
-    {"aten::triu", Formula::zero},
-    {"aten::tril", Formula::zero},
-    {"aten::expand_as", Formula::zero},
-    {"aten::view_as", Formula::zero},
-    {"aten::reshape_as", Formula::zero},
-    {"aten::new_empty", Formula::zero},
-    {"aten::new_zeros", Formula::zero},
-    {"aten::new_ones", Formula::zero},
-    {"aten::new_full", Formula::zero},
-    {"aten::empty_strided", Formula::zero},
-    {"aten::full_like", Formula::zero},
-    {"aten::scalar_tensor", Formula::zero},
-};
+// Whether the space-separated list `names` holds `name`: no string is built.
+bool names_hold(const char *names, const char *name, size_t len) {
+    for (const char *p = names; *p;) {
+        const char *end = std::strchr(p, ' ');
+        size_t n = end ? static_cast<size_t>(end - p) : std::strlen(p);
+        if (n == len && std::memcmp(p, name, len) == 0) return true;
+        if (!end) break;
+        p = end + 1;
+    }
+    return false;
+}
 
+// Once per op name and thread (NameCache below keeps the answer).
 Formula lookup(const char *name) {
-    for (const Entry &e : k_table)
-        if (std::strcmp(e.name, name) == 0) return e.formula;
+    static constexpr char k_ns[] = "aten::";
+    if (std::strncmp(name, k_ns, sizeof k_ns - 1) != 0) return Formula::unknown;
+    const char *op = name + sizeof k_ns - 1;
+    size_t len = std::strlen(op);
+    for (const Row &r : k_table)
+        if (names_hold(r.names, op, len)) return r.formula;
     return Formula::unknown;
 }
 
