@@ -12,8 +12,9 @@
  *   session_read.c       getters, rendering, outputs and their file names (reads the figures)
  *   session_recording.c  the shim's hooks; when the recording is merged into the report; clearing
  *   session_notes.c      the lines under the report's table
- *   session_setup.c      the tree, recorded inputs, hooks and collector configuration a session
- *                        is built from (session_setup.h: the bench builds with them too) */
+ *   session_setup.c      the module tree and recorded inputs a session is built from
+ *   session_config.c     the hooks and collector configuration, from the options alone
+ *                        (the bench builds with these two as well) */
 #ifndef LP_SESSION_INTERNAL_H
 #define LP_SESSION_INTERNAL_H
 
