@@ -21,18 +21,24 @@
 #include "base/clock.h"
 #include "shim_internal.hpp"
 
-namespace {
-
-// RecordFunction callbacks are plain function pointers, so the active model is a global. One
-// profiled model at a time per process: lps_profile_begin refuses a second one.
+namespace lps {
+// RecordFunction callbacks and marker instructions are plain functions, so the active model is a
+// global. One profiled model at a time per process: lps_profile_begin refuses a second one.
 std::atomic<lps_model *> g_active{nullptr};
-
 // Ops the core does not want (the innermost call is not measured: an unselected module, or ops
-// not kept) are not delivered: the core's last answer on this thread, and how many skipped ops
-// are open, so that their ends (ops nest on a thread) are skipped too. A stale answer from an
+// not kept) are not delivered: the core's last answer on this thread. A stale answer from an
 // earlier session is harmless: a thread's first call event replaces it, and until then the core
 // has no measured call on the thread.
-thread_local bool t_ops_wanted = false;
+__thread bool t_ops_wanted = false;
+} // namespace lps
+
+namespace {
+
+using lps::g_active;
+using lps::t_ops_wanted;
+
+// How many ops are open that were not delivered (the core did not want them: t_ops_wanted), so
+// that their ends (ops nest on a thread) are skipped too.
 thread_local int t_skip_depth = 0;
 // The op whose op_start is being delivered (LPS_HOOK_SHAPES): what lps_op_input_shapes describes.
 thread_local const at::RecordFunction *t_current_op = nullptr;
@@ -212,138 +218,6 @@ bool another_profiler_active() {
 } // namespace
 
 namespace lps {
-
-// The markers run in every forward of a marked model, profiled or not: the check comes before
-// the clock read, so an unprofiled forward pays a load and a compare per marker.
-thread_local lps_model *t_live = nullptr;
-
-// Where the markers the calling thread runs deliver: its live recorded forward's sink, else the
-// profiled model's (markers hooks on), else nowhere. `m` receives the model.
-static inline const lp_event_sink *marker_sink(lps_model **m) noexcept {
-    if ((*m = t_live)) return &(*m)->live_sink;
-    *m = g_active.load(std::memory_order_relaxed);
-    return *m && ((*m)->hooks & LPS_HOOK_MARKERS) ? &(*m)->sink : nullptr;
-}
-
-// The modules the thread's recorded forward is in, innermost last: a site marker's callee is
-// found from the module making the call. Only recorded forwards push (the markers return before
-// this when nothing records), and the root's enter restarts it, so a forward that threw leaves
-// nothing behind. Deeper than the collector's own stack (LP_MAX_STACK), frames are counted but
-// not kept, and a site under them resolves to no module, as the collector drops them too.
-constexpr uint32_t k_max_frames = 512;
-thread_local int32_t t_frames[k_max_frames];
-thread_local uint32_t t_depth = 0;
-
-static inline void push_frame(int32_t module) noexcept {
-    if (t_depth < k_max_frames) t_frames[t_depth] = module;
-    t_depth++;
-}
-
-static inline void pop_frame() noexcept {
-    if (t_depth) t_depth--;
-}
-
-static inline int32_t top_frame() noexcept {
-    return t_depth && t_depth <= k_max_frames ? t_frames[t_depth - 1] : -1;
-}
-
-void marker_frames_root() noexcept {
-    t_depth = 0;
-    push_frame(0);
-}
-
-static inline void deliver_enter(const lp_event_sink *sink, int32_t module, bool call,
-                                 uint64_t t) noexcept {
-    push_frame(module);
-    auto enter = call || !sink->method_enter ? sink->call_enter : sink->method_enter;
-    t_ops_wanted = enter(sink->ctx, module, t) != 0;
-}
-
-void marker_enter(const c10::IValue &self, bool call) noexcept {
-    lps_model *m;
-    const lp_event_sink *sink = marker_sink(&m);
-    if (!sink) return;
-    uint64_t t = lp_now_ns();
-    int32_t module = -1;
-    if (self.isObject()) { // always, for a module; the lookup is a pointer hash
-        module = m->self_to_module.find(&self.toObjectRef());
-    }
-    deliver_enter(sink, module, call, t);
-}
-
-void marker_enter_site(uint64_t tag, uint32_t site, bool call) noexcept {
-    lps_model *m;
-    const lp_event_sink *sink = marker_sink(&m);
-    if (!sink || m->marker_tag != tag) return;
-    uint64_t t = lp_now_ns();
-    int32_t caller = top_frame();
-    int32_t module = caller < 0 ? -1 : m->site_callee.find(site_key(caller, site));
-    deliver_enter(sink, module, call, t);
-}
-
-static inline void deliver_exit(const lp_event_sink *sink) noexcept {
-    uint64_t t = lp_now_ns();
-    pop_frame();
-    t_ops_wanted = sink->call_exit(sink->ctx, t) != 0;
-}
-
-void marker_exit() noexcept {
-    lps_model *m;
-    const lp_event_sink *sink = marker_sink(&m);
-    if (sink) deliver_exit(sink);
-}
-
-void marker_leave(uint64_t tag) noexcept {
-    lps_model *m;
-    const lp_event_sink *sink = marker_sink(&m);
-    if (sink && m->marker_tag == tag) deliver_exit(sink);
-}
-
-// The first tensor of a module's output: itself, or the first tensor of a tuple, list or dict (in
-// its order), looked for depth first.
-static const at::Tensor *first_tensor(const c10::IValue &v) {
-    if (v.isTensor()) return v.toTensor().defined() ? &v.toTensor() : nullptr;
-    if (v.isTuple()) {
-        for (const c10::IValue &e : v.toTupleRef().elements())
-            if (const at::Tensor *t = first_tensor(e)) return t;
-    } else if (v.isList()) {
-        for (const c10::IValue &e : v.toListRef())
-            if (const at::Tensor *t = first_tensor(e)) return t;
-    } else if (v.isGenericDict()) {
-        for (const auto &kv : v.toGenericDict())
-            if (const at::Tensor *t = first_tensor(kv.value())) return t;
-    }
-    return nullptr;
-}
-
-static void report_shape(lps_model *m, const c10::IValue &out) noexcept {
-    if (!m->sink.out_shape) return;
-    try {
-        if (const at::Tensor *t = first_tensor(out)) {
-            auto sizes = t->sizes();
-            m->sink.out_shape(m->sink.ctx, sizes.data(), static_cast<int>(sizes.size()));
-        }
-    } catch (...) { // sizes() throws for nested tensors: no shape for this call
-    }
-}
-
-void marker_exit_out(const c10::IValue &out) noexcept {
-    lps_model *m;
-    const lp_event_sink *sink = marker_sink(&m);
-    if (!sink) return;
-    if (sink == &m->sink) report_shape(m, out); // live forwards record no output shape
-    marker_exit();
-}
-
-void markers_root(lps_model *m, bool enter, uint64_t t, const c10::IValue *out) noexcept {
-    if (!m->markers || g_active.load(std::memory_order_relaxed) != m ||
-        !(m->hooks & LPS_HOOK_MARKERS))
-        return;
-    if (!enter && out && m->mark_outputs) report_shape(m, *out);
-    if (enter) marker_frames_root();
-    t_ops_wanted =
-        (enter ? m->sink.call_enter(m->sink.ctx, 0, t) : m->sink.call_exit(m->sink.ctx, t)) != 0;
-}
 
 void begin_forward(lps_model *) noexcept {
     t_skip_depth = 0; // a forward that threw may have left skipped ops open

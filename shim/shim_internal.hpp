@@ -4,6 +4,7 @@
 #include <ATen/record_function.h>
 #include <torch/script.h>
 
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -290,8 +291,15 @@ void pt2_unbind(const std::vector<ReboundSlot> &slots) noexcept;
 void begin_forward(lps_model *m) noexcept;
 
 // The model whose live forward this thread is recording (lps_live_enter), or null: the markers
-// deliver to its live_sink, before looking at the process-wide profiled model.
+// deliver to its live_sink, before looking at the process-wide profiled model (marker_calls.cpp).
 extern thread_local lps_model *t_live;
+
+// The model lps_profile_begin is profiling (one per process), and the core's last answer on this
+// thread to whether it wants ops (an op's start is not delivered when it does not): hooks.cpp's
+// callbacks and the markers (marker_calls.cpp) read both on every event. __thread, not
+// thread_local: a plain TLS access from another file, with no initialisation wrapper to call.
+extern std::atomic<lps_model *> g_active;
+extern __thread bool t_ops_wanted;
 
 // Lists the modules of m->module, root first, with their parents and `self` objects
 // (modules.cpp).
@@ -303,7 +311,7 @@ void index_modules(lps_model *m);
 int attached_model(const char *torch_build, const char *what, const char *device,
                    std::unique_ptr<lps_model> *out);
 
-// Markers (markers.cpp puts them in the graphs; hooks.cpp delivers what they say).
+// Markers (markers.cpp puts them in the graphs; marker_calls.cpp delivers what they say).
 // Puts an enter and an exit marker around every submodule call site of every method of `m`'s
 // modules; returns the number of sites. Before any method of `m` has run.
 size_t insert_markers(lps_model *m);
@@ -320,7 +328,7 @@ void marker_enter(const c10::IValue &self, bool call) noexcept;
 void marker_exit() noexcept;
 // The same, for an exit marker that was given the call's output (LPS_EXEC_OUTPUTS).
 void marker_exit_out(const c10::IValue &out) noexcept;
-// Site markers (markers.cpp): a call site whose callee is a fixed submodule of the calling
+// Site markers (marker_calls.cpp): a call site whose callee is a fixed submodule of the calling
 // module names it by `site`, resolved against the module the thread is in; `tag` is the
 // model's marker_tag (another model's markers are not this one's calls).
 void marker_enter_site(uint64_t tag, uint32_t site, bool call) noexcept;
