@@ -7,6 +7,7 @@
  *   lp_bench_torch report MODEL.pt [--reps K]
  *   lp_bench_torch iterations MODEL.pt [--max N]
  *   lp_bench_torch loop MODEL.pt --exec E --setting S [--n N]   (for callgrind)
+ *   lp_bench_torch instructions MODEL.pt [--n N]   (under callgrind: bench/instructions.py)
  *
  * `--input` gives the inputs as the CLI does, for models that record none. */
 #define _GNU_SOURCE
@@ -18,6 +19,7 @@
 #if defined(__has_include)
 #if __has_include(<valgrind/callgrind.h>)
 #include <valgrind/callgrind.h>
+#define BENCH_HAVE_CALLGRIND 1
 #endif
 #endif
 #ifndef CALLGRIND_TOGGLE_COLLECT
@@ -223,6 +225,73 @@ static int cmd_loop(const char *path, const char *exec_name, const char *setting
     return 0;
 }
 
+/* ---- instructions (under callgrind: bench/instructions.py) --------------------------------------
+ *
+ * A real TorchScript forward's share of the gate: the same model in markers mode (the default)
+ * unprofiled and in each profiling setting, each setting's `n` forwards counted alone (collection
+ * toggled on around them, the counts dumped under the setting's name) after two warm forwards
+ * with its hooks on. The difference to the unprofiled forwards is what profiling adds, the shim
+ * (markers, callbacks, clock reads) and the core together. Prints, per setting, the events one
+ * forward delivers. */
+static int cmd_instructions(const char *path, int n) {
+#ifndef BENCH_HAVE_CALLGRIND
+    (void)path, (void)n;
+    fprintf(stderr, "lp_bench_torch: built without valgrind/callgrind.h: no instruction counts\n");
+    return 2;
+#else
+    if (n < 1) n = 1;
+    static const struct {
+        const char *name;
+        int profiled, memory, events;
+    } settings[] = {{"baseline", 0, 0, 0},
+                    {"modules", 1, 0, 0},
+                    {"memory", 1, 1, 0},
+                    {"events", 1, 0, 1},
+                    {"mem+events", 1, 1, 1}};
+    bench_model bm;
+    bench_model_open(&bm, path, "cpu", LPS_EXEC_MARKERS);
+    bench_warm_up(&bm, 4);
+    bench_counts k = bench_count_events(&bm, bench_hooks(LP_MODE_MARKERS, 1, 1), 2);
+    for (size_t i = 0; i < sizeof settings / sizeof settings[0]; i++) {
+        bench_recording rec = {0};
+        if (settings[i].profiled) {
+            bench_recording_open(&rec, bm.m, LP_MODE_MARKERS, settings[i].memory,
+                                 settings[i].events, 0, NULL);
+            lp_event_sink sink = bench_recording_sink(&rec);
+            int rc = lps_profile_begin(bm.m, &sink, rec.hooks);
+            if (rc) die("lps_profile_begin", rc);
+        }
+        for (int w = 0; w < 2; w++) {
+            bench_forward(&bm);
+            if (rec.c) lp_collector_count_iteration(rec.c);
+        }
+        CALLGRIND_TOGGLE_COLLECT;
+        for (int f = 0; f < n; f++) {
+            bench_forward(&bm);
+            if (rec.c) lp_collector_count_iteration(rec.c);
+        }
+        CALLGRIND_TOGGLE_COLLECT;
+        char key[32];
+        snprintf(key, sizeof key, "setting%zu", i);
+        CALLGRIND_DUMP_STATS_AT(key);
+        const char *check = "ok";
+        if (rec.c) {
+            lps_profile_end(bm.m);
+            lp_collector_stats st;
+            lp_collector_finish(rec.c);
+            lp_collector_get_stats(rec.c, &st);
+            if (st.dropped || st.unbalanced) check = "events dropped!";
+            bench_recording_close(&rec);
+        }
+        printf("TCASE|%s|%s|%d|%llu|%llu|%llu|%s\n", key, settings[i].name, n,
+               (unsigned long long)k.enters, (unsigned long long)k.ops,
+               (unsigned long long)(k.allocs + k.frees), check);
+    }
+    bench_model_close(&bm);
+    return 0;
+#endif
+}
+
 /* ---- main
  * ---------------------------------------------------------------------------------------- */
 
@@ -232,7 +301,8 @@ int main(int argc, char **argv) {
         return 0;
     }
     if (argc < 3) {
-        fprintf(stderr, "usage: lp_bench_torch overhead|report|iterations MODEL.pt [options]\n"
+        fprintf(stderr, "usage: lp_bench_torch overhead|report|iterations|loop|instructions "
+                        "MODEL.pt [options]\n"
                         "  (see bench/README.md; bench/run.sh runs everything)\n");
         return 2;
     }
@@ -268,6 +338,8 @@ int main(int argc, char **argv) {
         return cmd_report(path, name, atoi(bench_arg(argc, argv, "--reps", "7")));
     if (!strcmp(cmd, "iterations"))
         return cmd_iterations(path, name, atoi(bench_arg(argc, argv, "--max", "1000")));
+    if (!strcmp(cmd, "instructions"))
+        return cmd_instructions(path, atoi(bench_arg(argc, argv, "--n", "20")));
     if (!strcmp(cmd, "loop"))
         return cmd_loop(path, bench_arg(argc, argv, "--exec", "hooks"),
                         bench_arg(argc, argv, "--setting", "baseline"),

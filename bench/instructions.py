@@ -12,7 +12,17 @@ its forwards alone, and derives what each event costs:
                        events), over modules only
   event_all            per event of any kind, op rows and memory both on
 
-    instructions.py --bench BUILD/bench/lp_bench_core [--budgets FILE] [--valgrind PATH]
+With --torch-bench and --model, the same four on a real TorchScript forward in markers mode
+(`lp_bench_torch instructions`), over the model's unprofiled forward, so that the shim's share
+(markers, callbacks, clock reads) is counted with the core's; their names start with "torch_"
+and carry the libtorch (major.minor: "torch_pair_modules@1.13"). They are printed, never judged:
+a libtorch forward's own count moves with where the process placed things (pointer-keyed hash
+tables probe differently), by ~2,500 instructions per forward of nested.pt between two
+environments, which made torch_pair_modules read 346.9 under ctest and 542.6 from a shell on the
+same binary. A budget needs our own functions counted alone (bench/README.md says what is next).
+
+    instructions.py --bench BUILD/bench/lp_bench_core [--torch-bench BUILD/bench/lp_bench_torch
+                    --model MODEL.pt] [--budgets FILE] [--valgrind PATH]
 
 With --budgets, exits 1 when a figure exceeds its budget (FILE: lines "name budget", # comments),
 2 when the figures cannot be measured, and 77 (ctest's skip) when valgrind is missing.
@@ -27,16 +37,18 @@ import sys
 import tempfile
 
 
-def run_callgrind(valgrind, bench, iterations, out_dir):
-    out = os.path.join(out_dir, "cg.out")
-    cmd = [valgrind, "--tool=callgrind", "--collect-atstart=no", f"--callgrind-out-file={out}",
-           bench, "instructions", "--iterations", str(iterations)]
+def run_callgrind(valgrind, args, out_dir, tag="CASE", expect=4):
+    """Runs `args` under callgrind; {key: case} from its `tag` lines, each with "ir", the
+    instructions of that case's counted forwards."""
+    out = os.path.join(out_dir, tag + ".cg.out")
+    cmd = [valgrind, "--tool=callgrind", "--collect-atstart=no", f"--callgrind-out-file={out}"]
+    cmd += args
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode != 0:
         sys.exit(f"instructions.py: {' '.join(cmd)} failed ({p.returncode}):\n{p.stderr[-2000:]}")
     cases = {}
     for line in p.stdout.splitlines():
-        if line.startswith("CASE|"):
+        if line.startswith(tag + "|"):
             _, key, name, its, pairs, ops, mem, ok = line.split("|")
             if ok != "ok":
                 sys.exit(f"instructions.py: {name}: {ok}")
@@ -49,9 +61,35 @@ def run_callgrind(valgrind, bench, iterations, out_dir):
         if m and t and m.group(1) in cases:
             cases[m.group(1)]["ir"] = int(t.group(1))
     missing = [k for k, c in cases.items() if "ir" not in c]
-    if len(cases) != 4 or missing:
+    if len(cases) != expect or missing:
         sys.exit(f"instructions.py: no counts for {missing or 'the cases'} in {out_dir}")
     return cases
+
+
+def torch_figures(cases):
+    """The same four figures on a real forward: settings 0-4 are baseline, modules, memory,
+    events, mem+events; each over the unprofiled forward."""
+    fwd = {k: c["ir"] / c["iterations"] for k, c in cases.items()}
+    c = cases["setting0"]
+    pairs, ops, mem = c["pairs"], c["ops"], c["mem"]
+    base = fwd["setting0"]
+    if not pairs or not ops:
+        sys.exit("instructions.py: the model delivered no module calls or no ops")
+    return {
+        "torch_pair_modules": (fwd["setting1"] - base) / pairs,
+        "torch_event_memory": (fwd["setting2"] - fwd["setting1"]) / mem if mem else 0.0,
+        "torch_op_pair_events": (fwd["setting3"] - fwd["setting1"]) / ops,
+        "torch_event_all": (fwd["setting4"] - base) / (2 * pairs + 2 * ops + mem),
+    }, fwd
+
+
+def torch_version(torch_bench):
+    """libtorch's major.minor, as the bench was built against ("1.13", "2.15")."""
+    p = subprocess.run([torch_bench, "version"], capture_output=True, text=True)
+    m = re.match(r"(\d+\.\d+)", p.stdout.strip())
+    if p.returncode != 0 or not m:
+        sys.exit(f"instructions.py: {torch_bench} version: {p.stdout.strip()} {p.stderr.strip()}")
+    return m.group(1)
 
 
 def figures(cases):
@@ -81,20 +119,42 @@ def main():
     ap.add_argument("--budgets")
     ap.add_argument("--valgrind", default="valgrind")
     ap.add_argument("--iterations", type=int, default=200)
+    ap.add_argument("--torch-bench")
+    ap.add_argument("--model")
+    ap.add_argument("--torch-forwards", type=int, default=20)
     a = ap.parse_args()
+    if bool(a.torch_bench) != bool(a.model):
+        ap.error("--torch-bench and --model go together")
     valgrind = shutil.which(a.valgrind)
     if not valgrind:
         print(f"instructions.py: SKIPPED: '{a.valgrind}' not found (scripts/setup.sh --test "
               "installs valgrind)")
         return 77
     with tempfile.TemporaryDirectory() as d:
-        cases = run_callgrind(valgrind, a.bench, a.iterations, d)
+        cases = run_callgrind(valgrind, [a.bench, "instructions", "--iterations",
+                                         str(a.iterations)], d)
+        tcases = None
+        if a.torch_bench:
+            tcases = run_callgrind(valgrind, [a.torch_bench, "instructions", a.model, "--n",
+                                              str(a.torch_forwards)], d, tag="TCASE", expect=5)
     figs, fwd = figures(cases)
     for k in sorted(cases):
         c = cases[k]
         print(f"INFO|{c['name']}: {fwd[k]:.0f} instructions per forward ({c['pairs']} module "
               f"pairs, {c['ops']} op pairs, {c['mem']} memory events)")
     budgets = read_budgets(a.budgets) if a.budgets else {}
+    if tcases:
+        version = torch_version(a.torch_bench)
+        tfigs, tfwd = torch_figures(tcases)
+        c0 = tcases["setting0"]
+        print(f"INFO|{os.path.basename(a.model)} (markers, libtorch {version}): {c0['pairs']} "
+              f"module pairs, {c0['ops']} op pairs, {c0['mem']} memory events per forward")
+        for k in sorted(tcases):
+            print(f"INFO|{os.path.basename(a.model)} {tcases[k]['name']}: {tfwd[k]:.0f} "
+                  "instructions per forward")
+        for name, value in tfigs.items():
+            print(f"INSTR|{name}@{version}|{value:.1f}|printed, not judged (moves with the "
+                  "process's memory layout)")
     over = 0
     for name, value in figs.items():
         b = budgets.get(name)
