@@ -91,12 +91,33 @@ def own_instructions(valgrind, dump):
                         os.path.abspath(dump)], capture_output=True, text=True, cwd="/")
     if p.returncode != 0:
         sys.exit(f"instructions.py: callgrind_annotate {dump} failed:\n{p.stderr[-2000:]}")
-    total = 0
+    total, seen = 0, set()
     for line in p.stdout.splitlines():
         m = re.match(r"\s*([\d,]+)\s+\([^)]*\)\s+(/\S*?):(.*?)(?: \[.*\])?$", line)
-        if m and ENTRY_POINTS.search(m.group(3)):
+        e = ENTRY_POINTS.search(m.group(3)) if m else None
+        if e:
             total += int(m.group(1).replace(",", ""))
-    return total
+            seen.add(e.group(1).split("::")[-1])
+    return total, seen
+
+
+# What each profiled setting must have run (settings 1-4: modules, memory, events, both): a gate
+# whose entry points were renamed, or whose dump lost them, would count nothing and pass.
+REQUIRED = {
+    "setting1": {"marker_enter_site", "marker_leave"},
+    "setting2": {"marker_enter_site", "reportMemoryUsage"},
+    "setting3": {"marker_enter_site", "on_op_start", "on_op_end"},
+    "setting4": {"marker_enter_site", "reportMemoryUsage", "on_op_start", "on_op_end"},
+}
+
+
+def check_entry_points(cases):
+    """Fails (exit 1), naming the entry points a setting should have run and did not."""
+    for key, need in REQUIRED.items():
+        missing = need - cases[key]["seen"]
+        if missing:
+            sys.exit(f"instructions.py: {cases[key]['name']}: no instructions counted in "
+                     f"{', '.join(sorted(missing))} (renamed? see ENTRY_POINTS)")
 
 
 def torch_figures(cases):
@@ -172,7 +193,8 @@ def main():
             tcases = run_callgrind(valgrind, [a.torch_bench, "instructions", a.model, "--n",
                                               str(a.torch_forwards)], d, tag="TCASE", expect=5)
             for c in tcases.values():
-                c["own"] = own_instructions(valgrind, c["dump"])
+                c["own"], c["seen"] = own_instructions(valgrind, c["dump"])
+            check_entry_points(tcases)
     figs, fwd = figures(cases)
     for k in sorted(cases):
         c = cases[k]
