@@ -27,18 +27,31 @@ const void *key_of(const lps_model *m) {
     return m->module._ivalue().get();
 }
 
-// The parameters (else buffers) must be where the session runs and the inputs are made.
-int check_device(const lps_model *m, const char *device) {
+// The parameters and buffers must be where the session runs and the inputs are made. "cuda"
+// without an index is the CUDA device the module is on: a program's module.to(torch::kCUDA) puts
+// it on the current device (cuda:0 unless the program chose another), and it becomes that device
+// here, so that the session synchronises and makes inputs there.
+int check_device(lps_model *m, const char *device) {
+    std::string found;
+    auto on_device = [&](const at::Tensor &t) {
+        if (!t.defined()) return true;
+        if (m->device.is_cuda() && !m->device.has_index() && t.device().is_cuda())
+            m->device = t.device();
+        if (t.device() == m->device) return true;
+        found = t.device().str();
+        return false;
+    };
     for (const at::Tensor &t : m->module.parameters())
-        if (t.device() != m->device) goto wrong;
+        if (!on_device(t)) goto wrong;
     for (const at::Tensor &t : m->module.buffers())
-        if (t.defined() && t.device() != m->device) goto wrong;
+        if (!on_device(t)) goto wrong;
     return LP_OK;
 wrong:
     return lp_error_set(LP_ERR_INVALID,
-                        "the module's parameters are not all on '%s', the session's device: set "
-                        "the device option to where the module is (cpu, cuda or cuda:N)",
-                        device && *device ? device : "cpu");
+                        "the module's parameters are not all on '%s', the session's device (one "
+                        "is on %s): set the device option to where the module is (cpu, cuda or "
+                        "cuda:N)",
+                        device && *device ? device : "cpu", found.c_str());
 }
 
 // Whether forward's compiled graph is one the model's mode can profile (see the top of the file).
