@@ -24,3 +24,22 @@ if(TARGET models)
 endif()
 add_test(NAME integration.live COMMAND test_live)
 set_tests_properties(integration.live PROPERTIES LABELS "integration" TIMEOUT ${LP_TEST_TIMEOUT})
+
+# Attached sessions on a GPU (ctest label gpu; skipped without one): a module the program moved
+# to CUDA, on the default stream and on a pool stream, and a CUDA package when bench/cuda_check.sh
+# passes one. Needs a CUDA libtorch: c10_cuda (the program's own stream) and the runtime headers
+# that c10/cuda/CUDAStream.h includes (found by cmake/LpShimCuda.cmake).
+if(CAFFE2_USE_CUDA AND TARGET c10_cuda AND LP_CUDART_INCLUDE_DIR)
+  add_executable(test_attach_cuda ${CMAKE_CURRENT_SOURCE_DIR}/test_attach_cuda.cpp)
+  target_compile_definitions(test_attach_cuda PRIVATE LP_MODELS_DIR="${LP_MODELS_DIR}"
+                             LP_TEST_PT2=$<VERSION_GREATER_EQUAL:${LP_TORCH_VERSION},2>)
+  lp_torch_program(test_attach_cuda)
+  target_include_directories(test_attach_cuda SYSTEM PRIVATE ${LP_CUDART_INCLUDE_DIR})
+  target_link_libraries(test_attach_cuda PRIVATE c10_cuda)
+  if(TARGET models)
+    add_dependencies(test_attach_cuda models)
+  endif()
+  add_test(NAME gpu.attach_cuda COMMAND test_attach_cuda)
+  set_tests_properties(gpu.attach_cuda PROPERTIES LABELS gpu SKIP_RETURN_CODE 77
+                       TIMEOUT ${LP_TEST_TIMEOUT})
+endif()
