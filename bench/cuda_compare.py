@@ -212,6 +212,7 @@ def run_torch_profiler(args):
             continue
         per_path[path] = per_path.get(path, 0.0) + dur
     totals = subtree_totals(per_path, args.iterations)
+    n = args.iterations
     return totals, unattributed / n, device_total / n, len(op_path), cost
 
 
