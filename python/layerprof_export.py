@@ -18,7 +18,7 @@ What it does (docs/pt2.md says why each step is needed):
    layerprof times) and trace.provenance_tracking_level = 1 (the package then holds
    data/aotinductor/model/kernel_information.json: each kernel's pre-grad nodes).
 3. It writes data/layerprof/modules.json into the package: the model's modules (path, class,
-   calls per forward, parameters, FLOPs per forward and each call's output shape, worked out from
+   calls per forward as forward hooks count them at the example inputs, parameters, FLOPs per forward and each call's output shape, worked out from
    the exported graph by layerprof_shapes.py), each kernel in the order the package runs them
    with the module it is placed in and the modules it fused, the example inputs, and the inputs'
    constraints: each dim fixed, or a symbol with its range (dynamic_shapes).
@@ -178,22 +178,25 @@ def build_map(model, ep, kernel_info, example_args, dynamic_shapes=None):
     for path, mod in model.named_modules(remove_duplicate=False):
         alias[path] = first.setdefault(id(mod), path)
     innermost = {node: alias.get(path, path) for node, path in innermost.items()}
-    calls = {}
+    graph_calls = {}
     for _key, path in stack_calls:
         path = alias.get(path, path)
-        calls[path] = calls.get(path, 0) + 1
-    calls[""] = 1
+        graph_calls[path] = graph_calls.get(path, 0) + 1
+    # One eager forward at the example, hooked: each call's output shape, and the calls.
+    eager = layerprof_shapes.eager_out_shapes(model, example_args)
+    calls, without_nodes = _module_calls(model, eager, graph_calls)
     sizes = _module_sizes(model)
     known = {path for path, _ in model.named_modules()}
     flops, no_formula = layerprof_shapes.module_flops(ep, {
         node: _known_path(path, known) for node, path in innermost.items()})
-    out_shapes = layerprof_shapes.module_out_shapes(model, example_args, ep, alias, printer,
-                                                    binding, bool(symbols))
+    out_shapes = layerprof_shapes.module_out_shapes(model, eager, ep, alias, printer, binding,
+                                                    bool(symbols))
     modules = []
     for path, mod in model.named_modules():
         sp, tp, sb, tb = sizes[path]
         has_forward = type(mod).forward is not torch.nn.Module.forward  # ModuleList: none
         modules.append({"path": path, "class": type(mod).__name__, "calls": calls.get(path, 0),
+                        "graph_calls": graph_calls.get(path, 0) if path else 1,
                         "has_forward": has_forward,
                         "self_params": sp, "params": tp, "self_bytes": sb, "bytes": tb,
                         "flops": _written(printer, flops.get(path, 0)),
@@ -211,7 +214,28 @@ def build_map(model, ep, kernel_info, example_args, dynamic_shapes=None):
                         "fused": sorted(paths) if len(paths) > 1 else []})
     return {"format": MAP_FORMAT, "version": MAP_VERSION, "torch": torch.__version__,
             "inputs": _input_specs(torch, example_args), "input_dims": input_dims,
-            "symbols": symbols, "no_formula": no_formula, "modules": modules, "kernels": kernels}
+            "symbols": symbols, "no_formula": no_formula, "calls_from": "forward hooks",
+            "calls_without_nodes": without_nodes, "modules": modules, "kernels": kernels}
+
+
+def _module_calls(model, eager, graph_calls):
+    """Each module's calls per forward, and the modules called without a node in the graph.
+
+    The graph's count (one nn_module_stack key per call) misses a module whose forward leaves no
+    node: nn.Identity, StochasticDepth or Dropout in eval mode return their input, so the export
+    has nothing of theirs. Eager forward hooks at the example count every call; the package's
+    graph is fixed for the whole of each dynamic range, so these counts hold at every size it
+    accepts. Where the graph counts more (a forward reached without __call__, which hooks do not
+    see), the graph's count stands. A module held under two paths is counted under its first."""
+    calls, without_nodes = {"": 1}, []
+    for path, mod in model.named_modules():
+        if not path:
+            continue
+        hooked = len(eager.get(id(mod), []))
+        calls[path] = max(hooked, graph_calls.get(path, 0))
+        if hooked and not graph_calls.get(path, 0):
+            without_nodes.append(path)
+    return calls, without_nodes
 
 
 def _known_path(p, known):

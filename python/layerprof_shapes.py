@@ -396,11 +396,10 @@ def eager_out_shapes(model, example_args):
     return shapes
 
 
-def module_out_shapes(model, example_args, ep, alias, printer, binding, dynamic):
+def module_out_shapes(model, eager, ep, alias, printer, binding, dynamic):
     """{module path: [each call's output shape, dims as ints or expressions, or None]}: eager's
-    shapes at the example, written in the symbols where the graph has a call output of that
-    shape (a static package: eager's shapes as they are)."""
-    eager = eager_out_shapes(model, example_args)
+    shapes at the example (`eager`, from eager_out_shapes), written in the symbols where the graph
+    has a call output of that shape (a static package: eager's shapes as they are)."""
     by_path = {}
     for key, (path, outs) in _call_outputs(ep).items():
         by_path.setdefault(alias.get(path, path), []).append(outs)

@@ -45,6 +45,8 @@ struct Pt2 {
     };
     std::vector<Kernel> kernels;
     std::vector<uint64_t> calls;     // per module: calls per forward, from the export
+    bool calls_hooked = false;       // counted by forward hooks at export (else the graph's keys)
+    size_t calls_without_nodes = 0;  // modules called there that left no node (identity modules)
     std::vector<std::string> inputs; // the example inputs' specs ("1x3x224x224", "4:int64")
     Pt2Shapes shapes; // the inputs' constraints, the FLOPs and output shapes (pt2_shapes.cpp)
     bool has_map = false;
@@ -206,6 +208,9 @@ int parse_map(lps_model *m, const std::string &text, const char *path) {
                             path, k_map_format, k_map_version);
     }
     Pt2 &p = *m->pt2;
+    // Maps written before the export counted calls with forward hooks have neither key.
+    p.calls_hooked = std::strcmp(str_of(root, "calls_from"), "forward hooks") == 0;
+    p.calls_without_nodes = json_array_size(json_object_get(root, "calls_without_nodes"));
     size_t i;
     json_t *v;
     json_array_foreach(mods, i, v) {
@@ -530,5 +535,7 @@ extern "C" int lps_model_pt2_info(const lps_model *m, lps_pt2_info *out) noexcep
     out->has_map = m->pt2->has_map;
     out->kernels = m->pt2->kernels.size();
     out->unplaced = m->pt2->unplaced;
+    out->calls_hooked = m->pt2->calls_hooked;
+    out->calls_without_nodes = m->pt2->calls_without_nodes;
     return LP_OK;
 }

@@ -111,6 +111,8 @@ typedef struct lps_pt2_info {
     int has_map;       /* it holds layerprof's module map (else every kernel is the root's) */
     size_t kernels;    /* kernels per forward, by the map */
     uint64_t unplaced; /* kernel calls that did not follow the map's order (timed in the root) */
+    int calls_hooked;  /* the map's calls were counted by forward hooks at export */
+    size_t calls_without_nodes; /* modules called there that left no node in the graph */
 } lps_pt2_info;
 int lps_model_pt2_info(const lps_model *m, lps_pt2_info *out) LPS_NOEXCEPT;
 

@@ -21,10 +21,19 @@ void session_add_note(lp_session *s, const char *fmt, ...) {
 
 /* The notes an AOTInductor package's report carries. */
 static void add_pt2_notes(lp_session *s, const lps_pt2_info *pt2) {
-    session_add_note(s, "%s",
+    session_add_note(s,
                      "mode: AOTInductor package (each compiled kernel timed in the module its "
                      "nodes came from, a fused one in its modules' lowest common ancestor; calls "
-                     "as the export recorded them)");
+                     "%s)",
+                     pt2->calls_hooked ? "as forward hooks counted them at export"
+                                       : "as the exported graph recorded them");
+    if (pt2->calls_without_nodes)
+        session_add_note(s,
+                         "note: %zu module%s called at export without leaving a node in the "
+                         "compiled graph (identity modules: nn.Identity, StochasticDepth or "
+                         "Dropout in eval mode): calls and no time",
+                         pt2->calls_without_nodes,
+                         pt2->calls_without_nodes == 1 ? " was" : "s were");
     if (!pt2->has_map)
         session_add_note(s,
                          "note: '%s' holds no layerprof module map: every kernel is timed in the "

@@ -5,9 +5,10 @@
 
 PT2_DIR holds what pt2_models.py exported. For every model package (JSON report, 3 forwards), its kernels
 seen both ways (the package's rebound imports, and the RecordFunction callback):
-  - every module the package gives calls has the calls eager forward hooks counted (a module
-    held under two paths: the sum over its paths), and every module with kernels of its own has
-    calls; the root is called once per forward;
+  - every module has the calls eager forward hooks counted (a module held under two paths: the
+    sum over its paths), those that leave no node in the graph included (pat_identity: identity
+    modules, with a note saying how many), and every module with kernels of its own has calls;
+    the root is called once per forward;
   - times add up: no child's total exceeds its parent's, and the self times of all modules add up
     to the root's total exactly;
   - every kernel was placed: no warning that kernel calls left the map's order; a module has time
@@ -93,7 +94,8 @@ def check_model(lp, d, name, tmp, extra=(), tag="", how=None):
         if m.get("kind") != "module":
             continue
         path, calls = m["path"], m["calls"]
-        if calls:
+        # Every module, those that leave no node in the graph included (identity modules).
+        if calls or eager.get(path, 0):
             compared += 1
             check(calls == iters * eager.get(path, 0),
                   f"{name}: {path}: {calls} calls in {iters} forwards, eager {eager.get(path, 0)}"
@@ -125,6 +127,11 @@ def check_model(lp, d, name, tmp, extra=(), tag="", how=None):
           f"{mods[0]['total_ns']} ns")
     notes = " ".join(data.get("run", {}).get("notes", []))
     check("did not follow" not in notes, f"{name}: kernels left the map's order: {notes}")
+    check("calls as forward hooks counted them at export" in notes,
+          f"{name}: the notes do not say where the calls come from: {notes}")
+    if model == "pat_identity":  # skip (twice), depth, blocks.0, blocks.2 (dropout leaves a node)
+        check("4 modules were called at export without leaving a node" in notes,
+              f"{name}: no note on the modules that left no node: {notes}")
     return data
 
 

@@ -42,7 +42,7 @@ from layerprof_export import export_pt2  # noqa: E402
 # torch.export can trace (pat_branches branches on data and pat_structured takes non-tensor
 # arguments: AOTInductor packages take tensors, in a fixed graph).
 NAMES = ["resnet18", "lstm_cell", "nested", "pat_loops", "pat_lists", "pat_shared",
-         "pat_traced", "pat_state", "transformer_dyn"]
+         "pat_traced", "pat_state", "pat_identity", "transformer_dyn"]
 WITH_TORCHSCRIPT = {"resnet18", "lstm_cell", "transformer_dyn"}
 THROUGH_COMMAND_LINE = {"pat_loops", "transformer_dyn"}  # the command line's --input SHAPE[:DTYPE]
 # The dynamic dims, as the command line's --dynamic says them (docs/pt2.md).
@@ -67,6 +67,45 @@ class DynTransformer(nn.Module):
 
 
 MODELS["transformer_dyn"] = (DynTransformer, ["2x16:int64:0..999"])
+
+
+class SkipInEval(nn.Module):
+    """torchvision's StochasticDepth in shape: in training it drops each sample's input with
+    probability p; in eval mode it returns its input, so an export holds no node of it."""
+
+    def __init__(self, p: float = 0.2):
+        super().__init__()
+        self.p = p
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if not self.training or self.p == 0.0:
+            return x
+        keep = torch.empty(x.shape[0], 1, device=x.device).bernoulli_(1 - self.p)
+        return x * keep / (1 - self.p)
+
+
+class IdentityBlocks(nn.Module):
+    """Modules that leave no node in an exported graph (nn.Identity, StochasticDepth and Dropout
+    in eval mode), called once, twice and inside a Sequential: a package must still count their
+    calls as eager does (efficientnet_b0, swin_t, convnext_tiny and maxvit_t hold such modules)."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(8, 16)
+        self.skip = nn.Identity()
+        self.depth = SkipInEval()
+        self.dropout = nn.Dropout(0.1)
+        self.blocks = nn.Sequential(nn.Identity(), nn.ReLU(), SkipInEval())
+        self.fc2 = nn.Linear(16, 4)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = self.skip(self.fc1(x))
+        x = x + self.depth(x)
+        x = self.blocks(self.dropout(x))
+        return self.fc2(self.skip(x))
+
+
+MODELS["pat_identity"] = (IdentityBlocks, ["2x8"])
 
 
 def export_one(name, out):
