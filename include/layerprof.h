@@ -330,10 +330,11 @@ typedef void (*lp_cycle_fn)(lp_session *session, int cycle, void *payload);
  * built against (lp_options_init writes it), and the library reads every version from 2 on:
  * fields a version lacks read as their defaults, and nothing is written past its end. 2: every
  * field up to `store`, with the shorter lp_input_spec of that time (no `kind` and after). 3: adds
- * `libraries` and structured inputs. 4: adds the sampling fields and `metrics_depth`. Versions
+ * `libraries` and structured inputs. 4: adds the sampling fields and `metrics_depth`. 5: `prune`.
+ * 6: `name_width`. Versions
  * name fields; the layout is this SONAME's (0.2 made lp_input_spec.file a pointer, in every
  * version). */
-#define LP_OPTIONS_VERSION 5
+#define LP_OPTIONS_VERSION 6
 
 /* Where lp_options_set makes the strings and arrays it sets point (opaque). */
 typedef struct lp_options_store lp_options_store;
@@ -434,6 +435,12 @@ typedef struct lp_options {
      * no profiled module (with paths selected: everything outside them but their ancestors).
      * Default 0: every module has its row. */
     int prune;
+
+    /* Version 6: the tree and markdown views shorten op names (AOTInductor kernels, with what they
+     * fused) longer than this many characters, keeping both ends around an ellipsis; the JSON,
+     * CSV and the other formats keep the full name. 0: never; values under 16 are taken as 16.
+     * Default 64. */
+    int name_width;
 } lp_options;
 
 /* Fills `opts` with the defaults (the table's: docs/config.md) as a struct of `version`, writing

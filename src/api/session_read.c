@@ -169,6 +169,7 @@ int lp_session_render(lp_session *s, lp_format format, FILE *out) {
     ro.n_columns = s->opts.n_columns;
     ro.units = s->opts.units;
     ro.ascii = s->opts.ascii;
+    ro.name_width = s->opts.name_width;
     ro.prune = s->opts.prune;
     ro.show_ops = s->opts.events;
     const lp_tree *t = NULL;

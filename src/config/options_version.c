@@ -19,6 +19,8 @@ size_t lp_options_size_of(unsigned version) {
     case 4:
         return offsetof(lp_options, prune);
     case 5:
+        return offsetof(lp_options, name_width);
+    case 6:
         return sizeof(lp_options);
     default:
         return 0;

@@ -438,6 +438,7 @@ int lp_report_render(const lp_report *r, lp_format format, const lp_options *dis
         ro.show_ops = display->events;
         if (display->version >= 4) ro.metrics_depth = display->metrics_depth;
         if (display->version >= 5) ro.prune = display->prune;
+        if (display->version >= 6) ro.name_width = display->name_width;
         int rc = lp_render_check_opts(&ro);
         if (rc) return rc;
     }

@@ -23,8 +23,9 @@ typedef struct lp_render_opts {
     size_t n_columns; /* 0: default columns for what the tree holds */
     lp_units units;
     int ascii;
-    int prune;                /* leave out unprofiled modules holding no profiled one */
-    int show_ops;             /* op rows under modules (when the tree has them) */
+    int prune;      /* leave out unprofiled modules holding no profiled one */
+    int show_ops;   /* op rows under modules (when the tree has them) */
+    int name_width; /* tree and markdown: op names longer than this are shortened (0: never) */
     const char *const *notes; /* lines printed under the table (mode, warnings) */
     size_t n_notes;
     /* LP_FORMAT_OPENMETRICS: modules deeper than metrics_depth are folded (-1: no limit; the
@@ -54,9 +55,19 @@ int lp_render_require(const lp_tree *tree, FILE *out);
 int lp_render_begin(const lp_tree *tree, FILE *out, const lp_render_opts **ro,
                     lp_render_opts *defaults, const lp_column **cols, size_t *n_cols);
 
-/* A module or op row label for CSV and markdown: "name" or "name [shapes]". Returns a malloc'ed
- * string (NULL when out of memory). */
-char *lp_render_op_label(const lp_tree *tree, int32_t op_row);
+/* A module or op row label for CSV and markdown: "name" or "name [shapes]", the name shortened
+ * to `name_width` (lp_render_name_cut; 0: in full). Returns a malloc'ed string (NULL when out of
+ * memory). */
+char *lp_render_op_label(const lp_tree *tree, int32_t op_row, int name_width, int ascii);
+
+/* Whether `name` is shortened to `width` characters (lp_render_opts.name_width; under 16 counts
+ * as 16, 0 never shortens): its first *head bytes, then lp_render_ellipsis(ascii) ("…", or "..."
+ * with ASCII glyphs), then its last
+ * *tail bytes. Both ends are kept because an AOTInductor kernel's name says what it is at its
+ * start (cpp_fused_, triton_poi_) and which one at its end (_1, [fuses bn1 + relu]). Names with
+ * bytes outside ASCII are never cut (a byte count is then not a character count). */
+int lp_render_name_cut(const char *name, int width, int ascii, size_t *head, size_t *tail);
+const char *lp_render_ellipsis(int ascii);
 
 /* ---- the renderers, one file each ------------------------------------------------------------ */
 

@@ -86,7 +86,7 @@ static void put_row(csv *c, const char *kind, const char *name, const char *cls,
 
 static int put_ops(csv *c, int32_t first, size_t at, int depth) {
     for (int32_t r = first; r >= 0; r = c->t->ops[r].next_sibling) {
-        char *label = lp_render_op_label(c->t, r);
+        char *label = lp_render_op_label(c->t, r, 0, 0); /* in full: CSV is read by programs */
         if (!label) return LP_ERR_NOMEM;
         int rc = set_path(c, at, label, "/");
         if (rc == LP_OK) {

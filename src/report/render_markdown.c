@@ -68,7 +68,7 @@ static void put_cells(md *m, const lp_figures *fig, unsigned groups) {
 
 static int put_ops(md *m, int32_t first, int depth) {
     for (int32_t r = first; r >= 0; r = m->t->ops[r].next_sibling) {
-        char *label = lp_render_op_label(m->t, r);
+        char *label = lp_render_op_label(m->t, r, m->ro->name_width, 0) /* markdown is UTF-8 */;
         if (!label) return LP_ERR_NOMEM;
         fputs("| ", m->out);
         indent(m->out, depth);

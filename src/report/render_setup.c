@@ -17,6 +17,7 @@ void lp_render_opts_init(lp_render_opts *ro) {
     ro->units = LP_UNITS_AUTO;
     ro->show_ops = 1; /* shown only when the tree recorded op rows */
     ro->metrics_depth = 1;
+    ro->name_width = 64; /* lp_options' default */
 }
 
 int lp_render_check_opts(const lp_render_opts *ro) {
@@ -56,7 +57,23 @@ int lp_render_begin(const lp_tree *tree, FILE *out, const lp_render_opts **ro,
     return rc;
 }
 
-char *lp_render_op_label(const lp_tree *t, int32_t row) {
+int lp_render_name_cut(const char *name, int width, int ascii, size_t *head, size_t *tail) {
+    if (width <= 0) return 0;
+    size_t w = width < 16 ? 16 : (size_t)width, n = strlen(name);
+    if (n <= w) return 0;
+    for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+        if (*p >= 0x80) return 0;
+    size_t dots = ascii ? 3 : 1; /* the ellipsis' width */
+    *tail = (w - dots) / 2;
+    *head = w - dots - *tail;
+    return 1;
+}
+
+const char *lp_render_ellipsis(int ascii) {
+    return ascii ? "..." : "…";
+}
+
+char *lp_render_op_label(const lp_tree *t, int32_t row, int name_width, int ascii) {
     const lp_op_node *o = &t->ops[row];
     const char *name = lp_tree_op_name(t, o->op), *shapes = lp_tree_shapes(t, o->shapes);
     char idbuf[32];
@@ -64,12 +81,13 @@ char *lp_render_op_label(const lp_tree *t, int32_t row) {
         snprintf(idbuf, sizeof idbuf, "op#%d", (int)o->op);
         name = idbuf;
     }
-    size_t n = strlen(name) + (shapes ? strlen(shapes) + 3 : 0) + 1;
+    size_t head = strlen(name), tail = 0;
+    const char *dots = "";
+    if (lp_render_name_cut(name, name_width, ascii, &head, &tail)) dots = lp_render_ellipsis(ascii);
+    size_t n = head + strlen(dots) + tail + (shapes ? strlen(shapes) + 3 : 0) + 1;
     char *s = malloc(n);
     if (!s) return NULL;
-    if (shapes)
-        snprintf(s, n, "%s [%s]", name, shapes);
-    else
-        snprintf(s, n, "%s", name);
+    snprintf(s, n, "%.*s%s%s%s%s%s", (int)head, name, dots, name + strlen(name) - tail,
+             shapes ? " [" : "", shapes ? shapes : "", shapes ? "]" : "");
     return s;
 }

@@ -254,7 +254,12 @@ static int add_row(render *r, const item *it, int last) {
     } else if (it->kind == ITEM_OP) {
         const lp_op_node *o = &t->ops[it->idx];
         const char *name = lp_tree_op_name(t, o->op), *shapes = lp_tree_shapes(t, o->shapes);
-        if (name)
+        size_t head, tail;
+        if (name && lp_render_name_cut(name, r->ro->name_width, r->ro->ascii, &head, &tail)) {
+            lp_textbuf_put(&r->text, name, head);
+            lp_textbuf_puts(&r->text, lp_render_ellipsis(r->ro->ascii));
+            lp_textbuf_puts(&r->text, name + strlen(name) - tail);
+        } else if (name)
             lp_textbuf_puts(&r->text, name);
         else
             lp_textbuf_printf(&r->text, "op#%d", (int)o->op);

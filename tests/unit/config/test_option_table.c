@@ -126,8 +126,9 @@ static void what_texts_are_built_from_the_rows(void **state) {
     assert_string_equal(lp_opt_what(lp_opt_find("profile.nvtx"), buf, sizeof buf), "true or false");
     assert_string_equal(lp_opt_what(lp_opt_find("display.units"), buf, sizeof buf),
                         "auto, us, ms or s"); /* no aliases */
-    assert_string_equal(lp_opt_what(lp_opt_find("display"), buf, sizeof buf),
-                        "a mapping of depth, sort, top, columns, units, ascii and prune");
+    assert_string_equal(
+        lp_opt_what(lp_opt_find("display"), buf, sizeof buf),
+        "a mapping of depth, sort, top, columns, units, ascii, prune and name_width");
     assert_string_equal(lp_opt_what(lp_opt_find("model"), buf, sizeof buf),
                         "the path of a TorchScript file");
 }

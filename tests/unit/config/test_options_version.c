@@ -66,7 +66,7 @@ static void unknown_versions_are_refused_and_nothing_is_written(void **state) {
     lp_options o;
     memset(&o, 0xCD, sizeof o);
     assert_int_equal(lp_options_init_version(&o, LP_OPTIONS_VERSION + 1), LP_ERR_INVALID);
-    assert_non_null(strstr(lp_error_last(), "newer than this layerprof reads (2 to 5)"));
+    assert_non_null(strstr(lp_error_last(), "newer than this layerprof reads (2 to 6)"));
     assert_int_equal(lp_options_init_version(&o, 1), LP_ERR_INVALID);
     assert_non_null(strstr(lp_error_last(), "options version 1 is not one this layerprof reads"));
     const unsigned char *p = (const unsigned char *)&o;
@@ -145,12 +145,38 @@ static void validate_and_write_read_a_version_2_struct(void **state) {
     assert_non_null(strstr(lp_error_last(), "input 1: 9 dimensions"));
 }
 
+/* Version 6 added `name_width`: a version-5 struct is initialised without it, reads it as its
+ * default, and refuses to set it. */
+static void a_version_5_struct_reads_name_width_as_its_default(void **state) {
+    (void)state;
+    size_t n = offsetof(lp_options, name_width), guard = 64;
+    unsigned char *buf = malloc(n + guard);
+    assert_non_null(buf);
+    memset(buf, 0xCD, n + guard);
+    lp_options *o = (lp_options *)(void *)buf;
+    assert_int_equal(lp_options_init_version(o, 5), LP_OK);
+    for (size_t i = n; i < n + guard; i++)
+        if (buf[i] != 0xCD) fail_msg("byte %zu past the version-5 struct was written", i - n);
+    assert_int_equal(lp_options_set(o, "display.name_width", "20"), LP_ERR_INVALID);
+    assert_non_null(strstr(lp_error_last(), "'display.name_width' needs options version 6"));
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    assert_non_null(f);
+    assert_int_equal(lp_options_write_yaml(o, f), LP_OK);
+    fclose(f);
+    assert_non_null(strstr(text, "name_width: 64"));
+    free(text);
+    free(buf);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(init_writes_only_the_callers_version),
         cmocka_unit_test(unknown_versions_are_refused_and_nothing_is_written),
         cmocka_unit_test(set_writes_inside_the_version_and_refuses_what_it_lacks),
         cmocka_unit_test(validate_and_write_read_a_version_2_struct),
+        cmocka_unit_test(a_version_5_struct_reads_name_width_as_its_default),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -58,15 +58,50 @@ static void op_labels_carry_their_input_shapes_in_brackets(void **state) {
     (void)state;
     lp_tree t;
     fx_small(&t);
-    char *conv = lp_render_op_label(&t, 0), *convolution = lp_render_op_label(&t, 1);
+    char *conv = lp_render_op_label(&t, 0, 64, 0), *convolution = lp_render_op_label(&t, 1, 64, 0);
     assert_string_equal(conv, "aten::conv2d [[1, 3, 8, 8], [4, 3, 3, 3]]");
     assert_string_equal(convolution, "aten::convolution");
     free(conv);
     free(convolution);
     t.ops[2].op = 99; /* an id the tree has no name for */
-    char *unnamed = lp_render_op_label(&t, 2);
+    char *unnamed = lp_render_op_label(&t, 2, 64, 0);
     assert_string_equal(unnamed, "op#99");
     free(unnamed);
+    lp_tree_free(&t);
+}
+
+/* A kernel name longer than the width keeps both ends around one ellipsis, exactly `width`
+ * characters; 0 keeps it whole, widths under 16 count as 16, and names outside ASCII are not cut.
+ */
+static void long_op_names_are_shortened_in_the_middle(void **state) {
+    (void)state;
+    const char *k = "cpp_fused__scaled_dot_product_flash_attention_for_cpu__unsafe_view_add_"
+                    "clone_select_squeeze_transpose_unsqueeze_view_1"; /* 119 characters */
+    size_t head = 0, tail = 0;
+    assert_int_equal(lp_render_name_cut(k, 0, 0, &head, &tail), 0);
+    assert_int_equal(lp_render_name_cut(k, 200, 0, &head, &tail), 0);
+    assert_int_equal(lp_render_name_cut(k, 40, 0, &head, &tail), 1);
+    assert_int_equal(head, 20);
+    assert_int_equal(tail, 19); /* 20 + "…" + 19 = 40 */
+    assert_int_equal(lp_render_name_cut(k, 40, 1, &head, &tail), 1);
+    assert_int_equal(head + 3 + tail, 40); /* "..." */
+    assert_int_equal(lp_render_name_cut(k, 3, 0, &head, &tail), 1);
+    assert_int_equal(head + 1 + tail, 16);
+    assert_int_equal(
+        lp_render_name_cut("layer1.0.conv1_caf\xc3\xa9_and_more_than_sixteen", 16, 0, &head, &tail),
+        0);
+
+    lp_tree t;
+    fx_small(&t);
+    int32_t op = t.ops[1].op; /* "aten::convolution", its name borrowed for the long one */
+    const char *saved = t.op_names[op];
+    t.op_names[op] = k;
+    char *cut = lp_render_op_label(&t, 1, 40, 0), *whole = lp_render_op_label(&t, 1, 0, 0);
+    assert_string_equal(cut, "cpp_fused__scaled_do…se_unsqueeze_view_1");
+    assert_string_equal(whole, k);
+    free(cut);
+    free(whole);
+    t.op_names[op] = saved;
     lp_tree_free(&t);
 }
 
@@ -98,6 +133,7 @@ int main(void) {
         cmocka_unit_test(format_names_parse_and_files_imply_formats),
         cmocka_unit_test(each_formats_endings_imply_it),
         cmocka_unit_test(op_labels_carry_their_input_shapes_in_brackets),
+        cmocka_unit_test(long_op_names_are_shortened_in_the_middle),
         cmocka_unit_test(every_format_dispatches_and_a_trace_needs_a_timeline),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
