@@ -12,18 +12,10 @@ const char *const lp_hist_bounds_text[LP_HIST_BOUNDS] = {
     "1e-06", "3e-06", "1e-05", "3e-05", "0.0001", "0.0003", "0.001", "0.003",
     "0.01",  "0.03",  "0.1",   "0.3",   "1",      "3",      "10"};
 
-unsigned lp_hist_bucket(uint64_t ns) {
-    /* Binary search over 15 bounds: 4 compares. */
-    unsigned lo = 0, hi = LP_HIST_BOUNDS;
-    while (lo < hi) {
-        unsigned mid = (lo + hi) / 2;
-        if (ns <= lp_hist_bounds_ns[mid])
-            hi = mid;
-        else
-            lo = mid + 1;
-    }
-    return lo;
-}
+const uint8_t lp_hist_by_bits[65] = {
+    0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  1,  1,  2,  2,  3,  4,  4,  5,  5,  6,  7,
+    7,  8,  8,  9,  10, 10, 11, 11, 12, 13, 13, 14, 14, 15, 15, 15, 15, 15, 15, 15, 15, 15,
+    15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15};
 
 void lp_hist_accumulate(lp_hist *into, const lp_hist_cell *cell) {
     for (unsigned i = 0; i < LP_HIST_BUCKETS; i++) {

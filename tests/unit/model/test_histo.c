@@ -30,6 +30,38 @@ static void a_value_goes_to_the_first_bound_at_or_above_it(void **state) {
     }
 }
 
+/* The definition, counted the slow way: how many bounds lie below ns. */
+static unsigned bounds_below(uint64_t ns) {
+    unsigned n = 0;
+    for (unsigned b = 0; b < LP_HIST_BOUNDS; b++)
+        n += lp_hist_bounds_ns[b] < ns;
+    return n;
+}
+
+/* The bit-length guess plus one compare equals the definition at every bound and power of two
+ * (and one either side), and on a spread of other values. */
+static void the_fast_bucket_equals_the_definition(void **state) {
+    (void)state;
+    for (unsigned b = 0; b < LP_HIST_BOUNDS; b++)
+        for (int d = -1; d <= 1; d++) {
+            uint64_t v = lp_hist_bounds_ns[b] + (uint64_t)(int64_t)d;
+            assert_int_equal(lp_hist_bucket(v), bounds_below(v));
+        }
+    for (unsigned bit = 0; bit < 64; bit++)
+        for (int d = -1; d <= 1; d++) {
+            uint64_t v = (1ull << bit) + (uint64_t)(int64_t)d;
+            assert_int_equal(lp_hist_bucket(v), bounds_below(v));
+        }
+    uint64_t x = 88172645463325252ull; /* xorshift64 */
+    for (int i = 0; i < 100000; i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        uint64_t v = x >> (x & 63); /* every magnitude */
+        assert_int_equal(lp_hist_bucket(v), bounds_below(v));
+    }
+}
+
 static void the_bounds_text_says_the_bounds_in_seconds(void **state) {
     (void)state;
     for (unsigned b = 0; b < LP_HIST_BOUNDS; b++) {
@@ -68,6 +100,7 @@ static void cells_add_up_into_a_snapshot(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_value_goes_to_the_first_bound_at_or_above_it),
+        cmocka_unit_test(the_fast_bucket_equals_the_definition),
         cmocka_unit_test(the_bounds_text_says_the_bounds_in_seconds),
         cmocka_unit_test(cells_add_up_into_a_snapshot),
     };
