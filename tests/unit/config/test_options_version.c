@@ -109,6 +109,17 @@ static void set_writes_inside_the_version_and_refuses_what_it_lacks(void **state
     assert_null(o->store);
 }
 
+/* The options as lp_options_write_yaml writes them (the caller frees). */
+static char *yaml_of(const lp_options *o) {
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    assert_non_null(f);
+    assert_int_equal(lp_options_write_yaml(o, f), LP_OK);
+    fclose(f);
+    return text;
+}
+
 /* Reading a version-2 struct: its inputs in the shorter layout, the fields it lacks as defaults. */
 static void validate_and_write_read_a_version_2_struct(void **state) {
     (void)state;
@@ -126,12 +137,7 @@ static void validate_and_write_read_a_version_2_struct(void **state) {
     o->inputs = (const lp_input_spec *)(void *)inputs;
     o->n_inputs = 2;
     assert_int_equal(lp_options_validate(o), LP_OK);
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    assert_non_null(f);
-    assert_int_equal(lp_options_write_yaml(o, f), LP_OK);
-    fclose(f);
+    char *text = yaml_of(o);
     /* Both entries at their own stride, and version 3's field at its default. */
     assert_non_null(strstr(text, "  - shape: [1, 3]\n"));
     assert_non_null(strstr(text, "  - shape: [2, 4]\n"));
@@ -159,12 +165,7 @@ static void a_version_5_struct_reads_name_width_as_its_default(void **state) {
         if (buf[i] != 0xCD) fail_msg("byte %zu past the version-5 struct was written", i - n);
     assert_int_equal(lp_options_set(o, "display.name_width", "20"), LP_ERR_INVALID);
     assert_non_null(strstr(lp_error_last(), "'display.name_width' needs options version 6"));
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    assert_non_null(f);
-    assert_int_equal(lp_options_write_yaml(o, f), LP_OK);
-    fclose(f);
+    char *text = yaml_of(o);
     assert_non_null(strstr(text, "name_width: 64"));
     free(text);
     free(buf);
