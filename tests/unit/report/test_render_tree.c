@@ -386,6 +386,40 @@ static void a_column_id_far_from_all_lists_every_id(void **state) {
                         "gflops_per_s, out_shape)");
 }
 
+/* An op row with a long kernel name: shortened in the middle to the width (both ends kept), with
+ * "..." under ASCII glyphs, whole with width 0. */
+static void long_op_names_are_shortened_in_the_tree(void **state) {
+    (void)state;
+    static const char *kernel = "cpp_fused__scaled_dot_product_flash_attention_for_cpu__unsafe_"
+                                "view_add_clone_select_squeeze_transpose_unsqueeze_view_1";
+    lp_tree t;
+    events(&t);
+    int32_t id = lp_tree_intern_op_name(&t, kernel);
+    assert_true(id >= 0);
+    for (size_t r = 0; r < t.n_ops; r++)
+        if (t.ops[r].op == 6) t.ops[r].op = id; /* aten::flatten becomes the kernel */
+    lp_render_opts ro;
+    lp_render_opts_init(&ro);
+    assert_int_equal(ro.name_width, 64);
+    ro.name_width = 40;
+    int rc;
+    char *out = render(&t, &ro, &rc);
+    assert_int_equal(rc, LP_OK);
+    assert_non_null(strstr(out, "── cpp_fused__scaled_do…se_unsqueeze_view_1 "));
+    assert_null(strstr(out, kernel));
+    free(out);
+    ro.ascii = 1;
+    out = render(&t, &ro, &rc);
+    assert_non_null(strstr(out, "-- cpp_fused__scaled_d...e_unsqueeze_view_1 "));
+    free(out);
+    ro.ascii = 0;
+    ro.name_width = 0;
+    out = render(&t, &ro, &rc);
+    assert_non_null(strstr(out, kernel));
+    free(out);
+    lp_tree_free(&t);
+}
+
 static void bad_depth_and_top_are_invalid(void **state) {
     (void)state;
     lp_render_opts ro;
@@ -464,6 +498,7 @@ int main(void) {
         cmocka_unit_test(an_unknown_column_fails_naming_the_closest_id),
         cmocka_unit_test(an_unknown_sort_key_fails_naming_the_closest_id),
         cmocka_unit_test(a_column_id_far_from_all_lists_every_id),
+        cmocka_unit_test(long_op_names_are_shortened_in_the_tree),
         cmocka_unit_test(bad_depth_and_top_are_invalid),
         cmocka_unit_test(ten_thousand_modules_render_and_add_up),
         cmocka_unit_test(a_very_deep_chain_renders_without_recursion),
