@@ -105,7 +105,10 @@ int attach(lps_model *m, const char *device) {
     m->attached = true; // from here on, lps_model_free undoes what follows
     m->detach = detach;
     lps::index_modules(m);
-    if (m->markers) m->marker_sites = lps::insert_markers(m);
+    if (m->markers) {
+        m->marker_sites = lps::insert_markers(m);
+        lps::split_unsampled(m);
+    }
     return check_not_compiled(m);
 }
 
@@ -166,7 +169,7 @@ int lps_forward_enter(lps_model *m) noexcept {
         return LP_OK;
     }
     m->saved_optimize = torch::jit::getGraphExecutorOptimize();
-    torch::jit::setGraphExecutorOptimize(m->optimize != 0);
+    lps::set_optimize(m->optimize != 0);
     lps::begin_forward(m);
     m->in_forward = true;
     m->forward_t0 = lp_now_ns();
@@ -187,7 +190,7 @@ int lps_forward_leave(lps_model *m, int completed) noexcept {
     }
     m->last_forward_ns = t1 - m->forward_t0;
     if (completed) lps::markers_root(m, false, t1);
-    torch::jit::setGraphExecutorOptimize(m->saved_optimize);
+    lps::set_optimize(m->saved_optimize);
     return lps_device_synchronize(m);
 }
 
@@ -207,7 +210,7 @@ int lps_live_enter(lps_model *m, int record, lps_live_forward *f) noexcept {
                                           "end it first (lp_session_forward_end)");
     return lps::guard([&]() -> int {
         f->saved_optimize = torch::jit::getGraphExecutorOptimize() ? 1 : 0;
-        torch::jit::setGraphExecutorOptimize(m->optimize != 0);
+        lps::set_optimize(m->optimize != 0);
         f->recording = record != 0;
         f->t0 = 0;
         if (!record) return LP_OK;
@@ -231,7 +234,7 @@ int lps_live_leave(lps_model *m, lps_live_forward *f, int completed,
         if (forward_ns) *forward_ns = t1 - f->t0;
     }
     return lps::guard([&]() -> int {
-        torch::jit::setGraphExecutorOptimize(f->saved_optimize != 0);
+        lps::set_optimize(f->saved_optimize != 0);
         return LP_OK;
     });
 }

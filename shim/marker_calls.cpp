@@ -24,6 +24,11 @@ static inline const lp_event_sink *marker_sink(lps_model **m) noexcept {
     return *m && ((*m)->hooks & LPS_HOOK_MARKERS) ? &(*m)->sink : nullptr;
 }
 
+bool marker_recording(uint64_t tag) noexcept {
+    lps_model *m;
+    return marker_sink(&m) && m->marker_tag == tag;
+}
+
 // The modules the thread's recorded forward is in, innermost last: a site marker's callee is
 // found from the module making the call. Only recorded forwards push (the markers return before
 // this when nothing records), and the root's enter restarts it, so a forward that threw leaves

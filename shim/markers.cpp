@@ -64,6 +64,8 @@ const c10::Symbol k_exit_out = c10::Symbol::fromQualString("layerprof::exit_out"
 const c10::Symbol k_enter_at = c10::Symbol::fromQualString("layerprof::enter_at");
 const c10::Symbol k_method_at = c10::Symbol::fromQualString("layerprof::method_at");
 const c10::Symbol k_leave = c10::Symbol::fromQualString("layerprof::leave");
+// The attached root's split (split_unsampled): whether this thread records the model's forward.
+const c10::Symbol k_recording = c10::Symbol::fromQualString("layerprof::recording");
 const c10::Symbol k_site = c10::Symbol::attr("site");
 const c10::Symbol k_tag = c10::Symbol::attr("model");
 
@@ -104,6 +106,13 @@ torch::jit::Operation leave_operation(const torch::jit::Node *n) {
     return [tag](torch::jit::Stack &) { lps::marker_leave(tag); };
 }
 
+// The split's condition (split_unsampled): a bool, read per forward. CONSERVATIVE, as the site
+// markers: a side effect, so it is neither folded, merged with another nor moved.
+torch::jit::Operation recording_operation(const torch::jit::Node *n) {
+    uint64_t tag = (uint64_t)n->i(k_tag);
+    return [tag](torch::jit::Stack &stack) { stack.emplace_back(lps::marker_recording(tag)); };
+}
+
 // The marker instructions. Registered once per process, when the library is loaded; a model never
 // carries them into a file (layerprof never saves one).
 torch::jit::RegisterOperators g_marker_ops({
@@ -114,6 +123,7 @@ torch::jit::RegisterOperators g_marker_ops({
     torch::jit::Operator(k_enter_at, site_enter_operation, c10::AliasAnalysisKind::CONSERVATIVE),
     torch::jit::Operator(k_method_at, site_enter_operation, c10::AliasAnalysisKind::CONSERVATIVE),
     torch::jit::Operator(k_leave, leave_operation, c10::AliasAnalysisKind::CONSERVATIVE),
+    torch::jit::Operator(k_recording, recording_operation, c10::AliasAnalysisKind::CONSERVATIVE),
 });
 
 // A call of another module's method: its target is a module (a class or a module interface) and
@@ -288,6 +298,30 @@ void unmark_block(torch::jit::Block *b) {
     }
 }
 
+// Takes every node and output out of `g` (its inputs stay).
+void clear_body(torch::jit::Graph &g) {
+    while (!g.outputs().empty())
+        g.eraseOutput(g.outputs().size() - 1);
+    // Last first: a node's users come after it, and a node takes its blocks with it.
+    for (auto it = g.nodes().rbegin(); it != g.nodes().rend();) {
+        torch::jit::Node *n = *it;
+        ++it;
+        n->destroy();
+    }
+}
+
+// Replaces `g`'s nodes and outputs by `body`'s, a graph with the same inputs.
+void replace_body(torch::jit::Graph &g, torch::jit::Graph &body) {
+    clear_body(g);
+    torch::jit::WithInsertPoint at(g.return_node());
+    for (torch::jit::Value *v : torch::jit::insertGraph(g, body, g.inputs()))
+        g.registerOutput(v);
+}
+
+torch::jit::Function &forward_function(lps_model *m) {
+    return m->module.get_method("forward").function();
+}
+
 // Each compiled method of `m`'s modules once: modules of one type share their methods' graphs.
 template <typename F> void for_each_method_graph(lps_model *m, F &&visit) {
     std::unordered_set<const torch::jit::Function *> done;
@@ -312,7 +346,44 @@ size_t count_submodule_calls(torch::jit::Graph &g) {
 }
 
 void remove_markers(lps_model *m) {
+    if (m->unsplit_root) { // the root's forward as it was before split_unsampled
+        replace_body(*torch::jit::toGraphFunction(forward_function(m)).graph(), *m->unsplit_root);
+        m->unsplit_root.reset();
+    }
     for_each_method_graph(m, [](torch::jit::Graph &g) { unmark_block(g.block()); });
+}
+
+void split_unsampled(lps_model *m) {
+    torch::jit::Graph &g = *torch::jit::toGraphFunction(forward_function(m)).graph();
+    std::shared_ptr<torch::jit::Graph> marked = g.copy();
+    // The unmarked body: every call inlined (from the callees' graphs, which carry markers, as
+    // the optimizer would inline them), then every marker taken out. The optimizer is on, as the
+    // markers mode runs: the callees' inlined graphs are made (and kept) as its first run would.
+    std::shared_ptr<torch::jit::Graph> plain = g.copy();
+    {
+        torch::jit::GraphOptimizerEnabledGuard optimize(true);
+        torch::jit::Inline(*plain);
+    }
+    unmark_block(plain->block());
+    m->unsplit_root = marked;
+
+    clear_body(g);
+    torch::jit::WithInsertPoint at(g.return_node());
+    torch::jit::Node *rec = g.insertNode(g.create(k_recording, {}, 1));
+    rec->i_(k_tag, (int64_t)m->marker_tag);
+    rec->output()->setType(c10::BoolType::get());
+    torch::jit::Node *branch =
+        g.insertNode(g.create(c10::prim::If, {rec->output()}, marked->outputs().size()));
+    for (torch::jit::Graph *body : {marked.get(), plain.get()}) {
+        torch::jit::Block *b = branch->addBlock();
+        torch::jit::WithInsertPoint in(b->return_node());
+        for (torch::jit::Value *v : torch::jit::insertGraph(g, *body, g.inputs()))
+            b->registerOutput(v);
+    }
+    for (size_t i = 0; i < branch->outputs().size(); i++) {
+        branch->output(i)->setType(marked->outputs()[i]->type());
+        g.registerOutput(branch->output(i));
+    }
 }
 
 size_t insert_markers(lps_model *m) {

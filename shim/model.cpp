@@ -217,7 +217,7 @@ struct InlineTasks {
 static c10::IValue run_forward(lps_model *m, lps_inputs *in) {
     if (m->pt2) return lps::pt2_forward(m, in);
     c10::InferenceMode guard;
-    torch::jit::GraphOptimizerEnabledGuard optimize(m->optimize != 0); // restored on return
+    lps::OptimizeScope optimize(m->optimize != 0); // restored on return
     lps::begin_forward(m);
     torch::jit::Function &fn = m->module.get_method("forward").function();
     std::vector<c10::IValue> stack;

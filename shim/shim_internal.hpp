@@ -2,6 +2,7 @@
 #pragma once
 
 #include <ATen/record_function.h>
+#include <torch/csrc/jit/runtime/graph_executor.h>
 #include <torch/script.h>
 
 #include <atomic>
@@ -144,6 +145,9 @@ struct lps_model {
     lps::SiteIndex site_callee;          // site markers: (caller, site) -> callee (markers.cpp)
     std::vector<std::string> site_types; // site markers: the callee's type, by site (census)
     uint64_t marker_tag = 0; // site markers carry it: whose sites they are (markers.cpp)
+    // An attached module's root forward graph before split_unsampled (markers.cpp), put back
+    // when it is detached; null when not split.
+    std::shared_ptr<torch::jit::Graph> unsplit_root;
     std::unordered_map<std::string, int32_t> path_to_module; // at load: each module's parent
     std::string default_inputs;
     bool has_default_inputs = false;
@@ -199,6 +203,24 @@ inline c10::ArrayRef<const c10::IValue> op_inputs(const at::RecordFunction &fn) 
     size_t n = fn.num_inputs();
     return n < in.size() ? in.slice(in.size() - n) : in;
 }
+
+// The thread's TorchScript optimizer setting, set only where it differs: libtorch 2.x logs every
+// set (a JIT-log check that builds and frees strings, about 1,600 instructions on 2.15), a read is
+// a thread-local load. Every forward sets it as its mode needs, and puts it back.
+inline void set_optimize(bool on) {
+    if (torch::jit::getGraphExecutorOptimize() != on) torch::jit::setGraphExecutorOptimize(on);
+}
+struct OptimizeScope {
+    bool saved;
+    explicit OptimizeScope(bool on) : saved(torch::jit::getGraphExecutorOptimize()) {
+        set_optimize(on);
+    }
+    ~OptimizeScope() {
+        set_optimize(saved);
+    }
+    OptimizeScope(const OptimizeScope &) = delete;
+    OptimizeScope &operator=(const OptimizeScope &) = delete;
+};
 
 // How a model runs (LPS_EXEC_* and LPS_EXEC_OUTPUTS), as lps_model_load and lps_model_attach
 // are told it.
@@ -315,6 +337,14 @@ int attached_model(const char *torch_build, const char *what, const char *device
 // Puts an enter and an exit marker around every submodule call site of every method of `m`'s
 // modules; returns the number of sites. Before any method of `m` has run.
 size_t insert_markers(lps_model *m);
+// Splits the root's forward graph of an attached model (after insert_markers, before its first
+// run) into `if layerprof::recording(): <the marked body> else: <the body every call inlined, no
+// marker>`: a forward the thread does not record runs the model as shipped, with no marker
+// instruction (docs/sampling.md). remove_markers puts the graph back as it was.
+void split_unsampled(lps_model *m);
+// Whether the calling thread records the forward of the model tagged `tag` (a live forward, or
+// the profiled model's in markers mode): the split's condition.
+bool marker_recording(uint64_t tag) noexcept;
 // Takes every marker out of the method graphs of `m`'s modules again (an attached module goes back
 // to the program as it came, so that saving it writes no layerprof operator).
 void remove_markers(lps_model *m);

@@ -5,6 +5,9 @@
 // calls per forward (models/<name>.counts.json's, the same as lp_session_node's raw_calls), and
 // the reader's figures only ever grow. The suite builds it under ThreadSanitizer as well
 // (scripts/tsan.sh). C++ because it holds a torch::jit::Module.
+#include <torch/csrc/jit/api/function_impl.h>
+#include <torch/csrc/jit/passes/canonicalize.h>
+#include <torch/csrc/jit/runtime/graph_executor.h>
 #include <torch/script.h>
 
 #include <atomic>
@@ -225,9 +228,77 @@ static void check_budget() {
     std::printf("budget 1%%: %" PRIu64 " of %d forwards profiled\n", run.iterations, n);
 }
 
+// layerprof's nodes (markers, the split's condition) in a block, its nested blocks included.
+static size_t count_layerprof(torch::jit::Block *b, size_t *calls = nullptr) {
+    size_t n = 0;
+    for (torch::jit::Node *node : b->nodes()) {
+        n += std::strncmp(node->kind().toQualString(), "layerprof::", 11) == 0;
+        if (calls) *calls += node->kind() == c10::prim::CallMethod;
+        for (torch::jit::Block *sub : node->blocks())
+            n += count_layerprof(sub, calls);
+    }
+    return n;
+}
+
+static std::string canonical(const std::shared_ptr<torch::jit::Graph> &g) {
+    return torch::jit::Canonicalize(g, false)->toString();
+}
+
+// A forward a session does not record runs the model as shipped: attaching splits forward's
+// graph on layerprof::recording into the marked body and the body with every call inlined and no
+// marker, and the plan the executor runs keeps both; closing the session puts the graph back.
+static void check_split() {
+    torch::jit::Module module = torch::jit::load(std::string(LP_MODELS_DIR) + "/nested.pt");
+    module.eval();
+    auto &fn = torch::jit::toGraphFunction(module.get_method("forward").function());
+    std::string before = canonical(fn.graph());
+    std::vector<c10::IValue> inputs{torch::rand({1, 3, 16, 16})};
+    {
+        lp_options o;
+        lp_options_init(&o);
+        o.sample_every = 2;
+        layerprof::Session session(module, o);
+        session.warmup(inputs);
+        c10::InferenceMode guard;
+        for (int i = 0; i < 4; i++) {
+            layerprof::Session::Forward scope(session);
+            module.forward(inputs);
+            scope.end();
+        }
+        std::vector<c10::IValue> stack{module._ivalue()};
+        stack.insert(stack.end(), inputs.begin(), inputs.end());
+        torch::jit::GraphOptimizerEnabledGuard optimize(true);
+        auto plan = fn.get_executor().getPlanFor(stack);
+        torch::jit::Node *branch = nullptr;
+        for (torch::jit::Node *node : plan.graph->nodes())
+            if (node->kind() == c10::prim::If &&
+                std::strcmp(node->input(0)->node()->kind().toQualString(),
+                            "layerprof::recording") == 0)
+                branch = node;
+        LP_CHECK(branch && branch->blocks().size() == 2,
+                 "the executed plan has no branch on layerprof::recording:\n%s",
+                 plan.graph->toString().c_str());
+        if (branch) {
+            size_t calls = 0;
+            LP_CHECK(count_layerprof(branch->blocks()[0]) > 0, "the recorded branch has no marker");
+            size_t unmarked = count_layerprof(branch->blocks()[1], &calls);
+            LP_CHECK(unmarked == 0 && calls == 0,
+                     "the unrecorded branch has %zu layerprof nodes and %zu calls", unmarked,
+                     calls);
+        }
+        lp_run_info run;
+        LP_CHECK(lp_session_run_info(session.get(), &run) == LP_OK, "%s", lp_error_last());
+        LP_CHECK(run.iterations == 2, "%" PRIu64 " forwards recorded of 4 at 1/2", run.iterations);
+    }
+    LP_CHECK(count_layerprof(fn.graph()->block()) == 0 && canonical(fn.graph()) == before,
+             "closing the session left forward's graph changed:\n%s",
+             fn.graph()->toString().c_str());
+}
+
 int main() {
     torch::manual_seed(1);
     check_rules();
+    check_split();
     check_budget();
     std::map<std::string, uint64_t> nested = {{".", 1},
                                               {"stem", 1},
