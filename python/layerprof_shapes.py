@@ -9,7 +9,7 @@
   symbols, which layerprof evaluates with the shapes of the inputs it runs.
 - The output shape of each module call, the same way.
 
-An expression is written in a small grammar layerprof's shim parses (shim/pt2_shapes.cpp):
+An expression is written in a small grammar layerprof's core parses (src/collect/pt2_shapes.c):
 integers, symbol names, + - * // % with parentheses, max(a, b) and min(a, b). A fixed figure is a
 plain integer.
 """

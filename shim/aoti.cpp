@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "base/clock.h"
-#include "pt2_shapes.hpp"
+#include "collect/pt2_shapes.h"
 
 #if TORCH_VERSION_MAJOR >= 2
 #include <c10/core/InferenceMode.h>
@@ -30,6 +30,12 @@
 #endif
 
 namespace lps {
+
+struct Pt2ShapesDeleter {
+    void operator()(lp_pt2_shapes *s) const noexcept {
+        lp_pt2_shapes_free(s);
+    }
+};
 
 struct Pt2 {
 #if TORCH_VERSION_MAJOR >= 2
@@ -48,7 +54,8 @@ struct Pt2 {
     bool calls_hooked = false;       // counted by forward hooks at export (else the graph's keys)
     size_t calls_without_nodes = 0;  // modules called there that left no node (identity modules)
     std::vector<std::string> inputs; // the example inputs' specs ("1x3x224x224", "4:int64")
-    Pt2Shapes shapes; // the inputs' constraints, the FLOPs and output shapes (pt2_shapes.cpp)
+    // The inputs' constraints, the FLOPs and output shapes (collect/pt2_shapes.c); set with a map.
+    std::unique_ptr<lp_pt2_shapes, Pt2ShapesDeleter> shapes;
     bool has_map = false;
     bool rebound = false; // its kernel-profile imports call pt2_import_start/_end (aoti_rebind.cpp)
     uint64_t unplaced = 0; // kernel calls that did not follow the map's order (under the root)
@@ -266,31 +273,32 @@ int parse_map(lps_model *m, const std::string &text, const char *path) {
     for (const auto &s : p.inputs)
         m->default_inputs += s + "\n";
     m->has_default_inputs = !p.inputs.empty();
-    return lps::pt2_shapes_read(p.shapes, root, mods, p.inputs, path);
+    std::vector<const char *> examples;
+    for (const auto &s : p.inputs)
+        examples.push_back(s.c_str());
+    lp_pt2_shapes *shapes = nullptr;
+    int rc = lp_pt2_shapes_read(&shapes, root, mods, examples.data(), examples.size(), path);
+    p.shapes.reset(shapes);
+    return rc;
 }
 
-// "1x3x224x224", "4:int64": a tensor as the map writes the example inputs.
-std::string spec_of(const at::Tensor &t) {
-    std::string s;
-    for (int64_t d : t.sizes())
-        s += (s.empty() ? "" : "x") + std::to_string(d);
-    if (s.empty()) s = "scalar";
-    for (int d = LP_DTYPE_FLOAT32; d <= LP_DTYPE_BOOL; d++) // float32 is the spec's default
+// A tensor's dtype as the map's example specs name it ("float32", "int64": lp_dtype_name's, else
+// libtorch's), a string that lives on.
+const char *dtype_of(const at::Tensor &t) {
+    for (int d = LP_DTYPE_FLOAT32; d <= LP_DTYPE_BOOL; d++)
         if (lps::scalar_type(static_cast<lp_dtype>(d)) == t.scalar_type())
-            return d == LP_DTYPE_FLOAT32 ? s : s + ":" + lp_dtype_name(static_cast<lp_dtype>(d));
-    return s + ":" + c10::toString(t.scalar_type());
+            return d == LP_DTYPE_FLOAT32 ? "float32" : lp_dtype_name(static_cast<lp_dtype>(d));
+    return c10::toString(t.scalar_type());
 }
 
-// The package's input check (pt2_shapes.cpp): "" when `args` fit its constraints.
-std::string check_inputs(Pt2 &p, const std::vector<at::Tensor> &args) {
-    std::vector<lps::InputDesc> desc;
-    for (const auto &t : args) {
-        std::string spec = spec_of(t);
-        size_t colon = spec.find(':');
-        desc.push_back({t.sizes().data(), t.sizes().size(),
-                        colon == std::string::npos ? "float32" : spec.substr(colon + 1)});
-    }
-    return lps::pt2_shapes_check(p.shapes, desc);
+// The package's input check (collect/pt2_shapes.c): LP_OK when `args` fit its constraints, else
+// LP_ERR_INVALID with the message.
+int check_inputs(Pt2 &p, const std::vector<at::Tensor> &args) {
+    std::vector<lp_pt2_input> desc;
+    desc.reserve(args.size());
+    for (const auto &t : args)
+        desc.push_back({t.sizes().data(), t.sizes().size(), dtype_of(t)});
+    return lp_pt2_shapes_check(p.shapes.get(), desc.data(), desc.size());
 }
 
 std::vector<at::Tensor> package_args(lps_inputs *in) {
@@ -384,7 +392,8 @@ void pt2_leave(lps_model *m, bool completed) noexcept {
             if (p.calls[i]) m->sink.add_calls(m->sink.ctx, static_cast<int32_t>(i), p.calls[i]);
     // The figures at the shapes the input check bound (none yet: nothing is delivered).
     if (p.has_map)
-        pt2_shapes_deliver(p.shapes, m->sink, (m->hooks & LPS_HOOK_FLOPS) != 0, m->mark_outputs);
+        lp_pt2_shapes_deliver(p.shapes.get(), &m->sink, (m->hooks & LPS_HOOK_FLOPS) != 0,
+                              m->mark_outputs);
     t_wanted = m->sink.call_exit(m->sink.ctx, t1) != 0;
 }
 
@@ -443,8 +452,7 @@ c10::IValue pt2_forward(lps_model *m, lps_inputs *in) {
     if (p.has_map) {
         // AOTInductor does not check its inputs: a shape it was not compiled for reads past its
         // buffers. lps_inputs_create checked them already; this binds the shapes' symbols.
-        std::string why = check_inputs(p, args);
-        if (!why.empty()) throw std::runtime_error(why);
+        if (check_inputs(p, args) != LP_OK) throw std::runtime_error(lp_error_last());
     }
     c10::InferenceMode guard;
     pt2_enter(m);
@@ -464,8 +472,7 @@ c10::IValue pt2_forward(lps_model *m, lps_inputs *in) {
 
 int pt2_check_inputs(lps_model *m, lps_inputs *in) {
     if (!m->pt2 || !m->pt2->has_map) return LP_OK;
-    std::string why = check_inputs(*m->pt2, package_args(in));
-    return why.empty() ? LP_OK : lp_error_set(LP_ERR_INVALID, "%s", why.c_str());
+    return check_inputs(*m->pt2, package_args(in));
 }
 
 void pt2_profile_begin(lps_model *m) {

@@ -2,8 +2,9 @@
  *
  * The collector fills it (lp_collector_sink, collector.h) and the shim calls it on the threads
  * that run the model, so an event goes from libtorch's callback to the collector with nothing in
- * between. Plain C with no other include of the core: shim/lp_shim.h includes it, the one header
- * of a layer above base/ that the shim may use (docs/architecture.md). */
+ * between. Plain C with no other include of the core: shim/lp_shim.h includes it, one of the two
+ * headers of a layer above base/ that the shim may use (docs/architecture.md; the other,
+ * pt2_shapes.h, delivers to it). */
 #ifndef LP_EVENT_SINK_H
 #define LP_EVENT_SINK_H
 

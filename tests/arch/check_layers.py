@@ -6,8 +6,9 @@
   cannot drift apart. A file includes only headers of its own layer or of lower ones.
 - Inside one layer, the headers must not include each other in a circle.
 - shim/ (the only C++) may include the public header, its own headers, src/base/ (the clock and
-  the error channel) and src/collect/event_sink.h (the events it delivers, which the collector
-  fills: docs/architecture.md says why); nothing else of the core.
+  the error channel), src/collect/event_sink.h (the events it delivers, which the collector
+  fills) and src/collect/pt2_shapes.h (a package's shapes, delivered to that sink):
+  docs/architecture.md says why; nothing else of the core.
 - cli/ and examples/ use the public API only: include/layerprof.h and their own headers.
 - bench/ drives the product as it is: the public headers, the shim's C interface (lp_shim.h),
   the core's headers by layer, and of src/api/ only session_setup.h and session_config.h, what
@@ -26,8 +27,9 @@ ROOT = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.pat
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 MAX_LINES = 600
 # The core's headers above base/ that the shim may include: the event sink it calls, which
-# collect/ defines and fills so that events reach the collector with no frame between.
-SHIM_CORE_HEADERS = ("collect/event_sink.h",)
+# collect/ defines and fills so that events reach the collector with no frame between, and a
+# package's shapes, which the shim checks its inputs against and delivers to that sink.
+SHIM_CORE_HEADERS = ("collect/event_sink.h", "collect/pt2_shapes.h")
 LONG_REASON = "Longer than 600 lines:"
 # What bench/ may include of src/api/: the session's own setup (the tree, inputs, hooks and
 # collector configuration it builds itself with), so that the bench measures what users run.
