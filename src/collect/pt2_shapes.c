@@ -1,5 +1,6 @@
 /* pt2_shapes.c: a package's input constraints and its shape-dependent figures (pt2_shapes.h);
  * the expressions they are written in are pt2_shapes_expr.c's. */
+#define _POSIX_C_SOURCE 200809L /* strdup, strndup */
 #include "collect/pt2_shapes.h"
 
 #include <inttypes.h>
@@ -9,16 +10,6 @@
 
 #include "base/error.h"
 #include "layerprof.h"
-
-/* A copy of `s[0..n)` as a string of its own, or NULL when out of memory. */
-static char *copy_text(const char *s, size_t n) {
-    char *c = malloc(n + 1);
-    if (c) {
-        memcpy(c, s, n);
-        c[n] = '\0';
-    }
-    return c;
-}
 
 /* --- reading the map -------------------------------------------------------------------------- */
 
@@ -99,7 +90,7 @@ static int read_symbols(lp_pt2_shapes *s, json_t *root) {
     json_t *v;
     json_object_foreach(symbols, key, v) {
         lp_pt2_symbol *sym = &s->symbols[s->n_symbols];
-        sym->name = copy_text(key, strlen(key));
+        sym->name = strdup(key);
         if (!sym->name) return nomem();
         s->n_symbols++;
         sym->min = (int64_t)json_integer_value(json_object_get(v, "min"));
@@ -114,12 +105,12 @@ static int read_symbols(lp_pt2_shapes *s, json_t *root) {
 static int read_input(lp_pt2_shapes *s, lp_pt2_input_dims *in, json_t *dims, const char *spec,
                       const char *const *names, const char *path) {
     const char *colon = strchr(spec, ':');
-    in->example = copy_text(spec, colon ? (size_t)(colon - spec) : strlen(spec));
+    in->example = strndup(spec, colon ? (size_t)(colon - spec) : strlen(spec));
     if (!colon)
-        in->dtype = copy_text("float32", 7);
+        in->dtype = strdup("float32");
     else {
         const char *fill = strchr(colon + 1, ':');
-        in->dtype = copy_text(colon + 1, fill ? (size_t)(fill - colon - 1) : strlen(colon + 1));
+        in->dtype = strndup(colon + 1, fill ? (size_t)(fill - colon - 1) : strlen(colon + 1));
     }
     size_t n = json_array_size(dims);
     in->dims = calloc(n ? n : 1, sizeof *in->dims);
@@ -217,7 +208,7 @@ static int read_shapes(lp_pt2_shapes *s, json_t *root, json_t *modules, const ch
     json_array_foreach(no_formula, i, v) {
         const char *name = json_string_value(v);
         if (!name) continue;
-        if (!(s->no_formula[s->n_no_formula] = copy_text(name, strlen(name)))) {
+        if (!(s->no_formula[s->n_no_formula] = strdup(name))) {
             rc = nomem();
             goto done;
         }

@@ -1,5 +1,6 @@
 /* pt2_shapes_expr.c: the integer expressions of a package's map (pt2_shapes.h): parsed into
  * reverse Polish form once, evaluated with Python's rounding at each new input shape. */
+#define _POSIX_C_SOURCE 200809L /* strdup, strndup */
 #include <ctype.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -124,22 +125,12 @@ static int parse_expr(parser *ps) {
     }
 }
 
-/* A copy of `s[0..n)` as a string of its own, or NULL when out of memory. */
-static char *text_of(const char *s, size_t n) {
-    char *c = malloc(n + 1);
-    if (c) {
-        memcpy(c, s, n);
-        c[n] = '\0';
-    }
-    return c;
-}
-
 int lp_sym_expr_read(lp_sym_expr *e, json_t *value, const char *const *symbols, size_t n_symbols) {
     lp_sym_expr_clear(e);
     if (json_is_integer(value)) {
         char digits[24];
         snprintf(digits, sizeof digits, "%" PRId64, (int64_t)json_integer_value(value));
-        e->text = text_of(digits, strlen(digits));
+        e->text = strdup(digits);
         e->rpn = malloc(sizeof *e->rpn);
         if (!e->text || !e->rpn) return lp_error_set(LP_ERR_NOMEM, "out of memory");
         e->rpn[0].op = OP_PUSH;
@@ -150,7 +141,7 @@ int lp_sym_expr_read(lp_sym_expr *e, json_t *value, const char *const *symbols, 
     const char *s = json_string_value(value);
     if (!s) return LP_ERR_INVALID;
     size_t len = strlen(s);
-    e->text = text_of(s, len);
+    e->text = strndup(s, len);
     e->rpn = malloc((len + 1) * sizeof *e->rpn);
     if (!e->text || !e->rpn) return lp_error_set(LP_ERR_NOMEM, "out of memory");
     parser ps = {s, symbols, n_symbols, e};
