@@ -5,6 +5,7 @@
 //   lp_bench_sampling stream MODEL.pt SPEC [--block B] [--rounds R]
 //   lp_bench_sampling render MODEL.pt SPEC [--renders N]
 //   lp_bench_sampling pairs MODEL.pt SPEC
+//   lp_bench_sampling instructions MODEL.pt SPEC [--n N]   (under callgrind: bench/instructions.py)
 //
 // `stream`: five copies of the model loaded in one process, one intra-op thread, the input SPEC
 // (lp_input_spec_parse's syntax: a float tensor, or an integer one with a range):
@@ -28,6 +29,11 @@
 // `render`: the exposition (LP_FORMAT_OPENMETRICS) of a live session after 20 profiled forwards,
 // rendered N times into memory: the median time of one render, and its size.
 //
+// `instructions`: N unsampled forwards of a live session (sample_every INT_MAX, after the
+// sampler's first, profiled, forward), counted alone by callgrind (collection toggled on around
+// them, dumped as "unsampled"): what layerprof's entry points cost a forward it does not record;
+// and before them N forwards of a copy as shipped (no session), dumped as "shipped".
+//
 // Output: `|`-separated lines for bench/run.sh: SAMPLING|model|setting|x_opt|noise|base_us|
 // ns_per_forward|profiled|check (noise: the interval's larger half; check: `-`, SUSPECT or skewed),
 // INFO|..., BUDGET|... and RENDER|model|median_us|bytes|series.
@@ -44,6 +50,13 @@
 #include <vector>
 
 #include "layerprof.hpp"
+
+#if defined(__has_include)
+#if __has_include(<valgrind/callgrind.h>)
+#include <valgrind/callgrind.h>
+#define BENCH_HAVE_CALLGRIND 1
+#endif
+#endif
 
 extern "C" {
 #include "bench_util.h"
@@ -180,35 +193,86 @@ static int stream(const char *path, const char *spec, int block, int rounds, con
     return 0;
 }
 
-// `pairs`: lp_session_forward_begin + _end on a live session, sampled never, with no forward in
-// between: what the API adds to an unsampled forward, apart from the markers in the graph.
-static int pairs(const char *path, const char *spec, const char *name) {
-    std::vector<c10::IValue> in{make_input(spec)};
-    torch::jit::Module module = torch::jit::load(path);
+// `module` attached to a live session that samples its first forward and never another, warmed
+// up, its first forward taken.
+static std::unique_ptr<layerprof::Session>
+never_sampled(torch::jit::Module &module, const char *path, const std::vector<c10::IValue> &in) {
     module.eval();
     lp_options o;
     lp_options_init(&o);
     o.model_path = path;
     o.sample_every = INT_MAX;
-    layerprof::Session session(module, o);
-    session.warmup(in);
-    { // the sampler's first decision profiles: take it here
-        layerprof::Session::Forward scope(session);
-        module.forward(in);
-        scope.end();
-    }
+    auto session = std::make_unique<layerprof::Session>(module, o);
+    session->warmup(in);
+    layerprof::Session::Forward scope(*session); // the sampler's first decision profiles
+    module.forward(in);
+    scope.end();
+    return session;
+}
+
+// `pairs`: lp_session_forward_begin + _end on a live session, sampled never, with no forward in
+// between: what the API adds to an unsampled forward, apart from the markers in the graph.
+static int pairs(const char *path, const char *spec, const char *name) {
+    std::vector<c10::IValue> in{make_input(spec)};
+    torch::jit::Module module = torch::jit::load(path);
+    auto session = never_sampled(module, path, in);
     const int n = 200000;
     std::vector<double> ns;
     for (int r = 0; r < 5; r++) {
         uint64_t t0 = bench_cpu_ns();
         for (int i = 0; i < n; i++) {
-            lp_session_forward_begin(session.get());
-            lp_session_forward_end(session.get(), 1);
+            lp_session_forward_begin(session->get());
+            lp_session_forward_end(session->get(), 1);
         }
         ns.push_back((double)(bench_cpu_ns() - t0) / n);
     }
     std::printf("PAIRS|%s|%.0f\n", name, median(ns));
     return 0;
+}
+
+// `instructions` (see the top): two cases, in instructions.py's format (UCASE|key|name|forwards|
+// pairs|ops|memory events|check); an unsampled forward delivers no event.
+static int instructions(const char *path, const char *spec, int n) {
+#ifndef BENCH_HAVE_CALLGRIND
+    (void)path, (void)spec, (void)n;
+    std::fprintf(stderr, "lp_bench_sampling: built without valgrind/callgrind.h\n");
+    return 2;
+#else
+    std::vector<c10::IValue> in{make_input(spec)};
+    // The model as shipped first, for the forward's whole count beside it (INFO only: a total
+    // moves by a few thousand instructions between two copies, layerprof's own do not).
+    torch::jit::Module shipped = torch::jit::load(path);
+    shipped.eval();
+    for (int i = 0; i < 3; i++)
+        shipped.forward(in);
+    CALLGRIND_TOGGLE_COLLECT;
+    for (int i = 0; i < n; i++)
+        shipped.forward(in);
+    CALLGRIND_TOGGLE_COLLECT;
+    CALLGRIND_DUMP_STATS_AT("shipped");
+    std::printf("UCASE|shipped|shipped|%d|0|0|0|ok\n", n);
+
+    torch::jit::Module module = torch::jit::load(path);
+    auto session = never_sampled(module, path, in);
+    for (int i = 0; i < 2; i++) { // two unsampled forwards before the counted ones
+        layerprof::Session::Forward scope(*session);
+        module.forward(in);
+        scope.end();
+    }
+    uint64_t before = sampled_forwards(session->get());
+    CALLGRIND_TOGGLE_COLLECT;
+    for (int i = 0; i < n; i++) {
+        layerprof::Session::Forward scope(*session);
+        module.forward(in);
+        scope.end();
+    }
+    CALLGRIND_TOGGLE_COLLECT;
+    CALLGRIND_DUMP_STATS_AT("unsampled");
+    const char *check =
+        sampled_forwards(session->get()) == before ? "ok" : "a forward was sampled!";
+    std::printf("UCASE|unsampled|unsampled|%d|0|0|0|%s\n", n, check);
+    return 0;
+#endif
 }
 
 static int append(void *payload, const char *data, size_t size) {
@@ -257,18 +321,19 @@ static int render(const char *path, const char *spec, int renders, const char *n
 
 int main(int argc, char **argv) {
     if (argc < 4) {
-        std::fprintf(stderr, "usage: lp_bench_sampling stream|render MODEL.pt SPEC [--block B] "
-                             "[--rounds R] [--renders N]\n");
+        std::fprintf(stderr, "usage: lp_bench_sampling stream|render|pairs|instructions MODEL.pt "
+                             "SPEC [--block B] [--rounds R] [--renders N] [--n N]\n");
         return 2;
     }
-    int block = 100, rounds = 7, renders = 50;
+    int block = 100, rounds = 7, renders = 50, forwards = 20;
     for (int i = 4; i + 1 < argc; i += 2) {
+        if (!std::strcmp(argv[i], "--n")) forwards = std::atoi(argv[i + 1]);
         if (!std::strcmp(argv[i], "--block")) block = std::atoi(argv[i + 1]);
         if (!std::strcmp(argv[i], "--rounds")) rounds = std::atoi(argv[i + 1]);
         if (!std::strcmp(argv[i], "--renders")) renders = std::atoi(argv[i + 1]);
     }
-    if (block < 1 || rounds < 1 || renders < 1) {
-        std::fprintf(stderr, "block, rounds and renders must be at least 1\n");
+    if (block < 1 || rounds < 1 || renders < 1 || forwards < 1) {
+        std::fprintf(stderr, "block, rounds, renders and n must be at least 1\n");
         return 2;
     }
     at::set_num_threads(1);
@@ -284,6 +349,7 @@ int main(int argc, char **argv) {
         if (!std::strcmp(argv[1], "stream"))
             return stream(argv[2], argv[3], block, rounds, name.c_str());
         if (!std::strcmp(argv[1], "pairs")) return pairs(argv[2], argv[3], name.c_str());
+        if (!std::strcmp(argv[1], "instructions")) return instructions(argv[2], argv[3], forwards);
         if (!std::strcmp(argv[1], "render")) return render(argv[2], argv[3], renders, name.c_str());
     } catch (const std::exception &e) {
         std::fprintf(stderr, "lp_bench_sampling: %s\n", e.what());

@@ -23,14 +23,24 @@ it moves by ~2,500 instructions per forward of nested.pt between two environment
 tables probe differently), which made a total-based pair figure read 346.9 and 542.6 on the same
 binary. What libtorch spends calling the callbacks is therefore not in these figures.
 
+With --sampling-bench too (`lp_bench_sampling instructions`, the program's module attached to
+a live session that never samples after its first forward), one more:
+
+  torch_unsampled_forward  layerprof's own instructions per forward it does not record: the
+                           public begin and end around it, and whatever of layerprof's the
+                           forward itself runs (the branch's condition; a marker, were one left
+                           in the executed branch)
+
     instructions.py --bench BUILD/bench/lp_bench_core [--torch-bench BUILD/bench/lp_bench_torch
-                    --model MODEL.pt] [--budgets FILE] [--valgrind PATH]
+                    --model MODEL.pt [--sampling-bench BUILD/bench/lp_bench_sampling]]
+                    [--budgets FILE] [--valgrind PATH]
 
 With --budgets, exits 1 when a figure exceeds its budget (FILE: lines "name budget", # comments),
 2 when the figures cannot be measured, and 77 (ctest's skip) when valgrind is missing.
 """
 import argparse
 import glob
+import json
 import os
 import re
 import shutil
@@ -76,7 +86,9 @@ def run_callgrind(valgrind, args, out_dir, tag="CASE", expect=4):
 ENTRY_POINTS = re.compile(
     r"(lps::marker_enter_site|lps::marker_leave|lps::marker_enter|lps::marker_exit|lps::markers_root"
     r"|::on_frame_start|::on_frame_end|::on_op_start|::on_op_end"
-    r"|MemoryReporter::reportMemoryUsage)\(")
+    r"|MemoryReporter::reportMemoryUsage|lps::marker_recording)\(")
+# The public C entry points of a forward the program runs (no parameter list in callgrind's names).
+C_ENTRY_POINTS = re.compile(r"(lp_session_forward_begin|lp_session_forward_end)$")
 
 
 def own_instructions(valgrind, dump):
@@ -94,7 +106,7 @@ def own_instructions(valgrind, dump):
     total, seen = 0, set()
     for line in p.stdout.splitlines():
         m = re.match(r"\s*([\d,]+)\s+\([^)]*\)\s+(/\S*?):(.*?)(?: \[.*\])?$", line)
-        e = ENTRY_POINTS.search(m.group(3)) if m else None
+        e = (ENTRY_POINTS.search(m.group(3)) or C_ENTRY_POINTS.match(m.group(3))) if m else None
         if e:
             total += int(m.group(1).replace(",", ""))
             seen.add(e.group(1).split("::")[-1])
@@ -138,6 +150,23 @@ def torch_figures(cases):
     }, fwd
 
 
+def unsampled_figure(valgrind, sampling_bench, model, forwards, out_dir):
+    """layerprof's own instructions per unsampled forward of a live session on `model` (its input
+    from the model's counts.json, as bench/run.sh takes it)."""
+    counts = os.path.splitext(model)[0] + ".counts.json"
+    spec = json.load(open(counts))["inputs"][0]
+    cases = run_callgrind(valgrind, [sampling_bench, "instructions", model, spec, "--n",
+                                     str(forwards)], out_dir, tag="UCASE", expect=2)
+    c = cases["unsampled"]
+    own, seen = own_instructions(valgrind, c["dump"])
+    missing = {"lp_session_forward_begin", "lp_session_forward_end"} - seen
+    if missing:
+        sys.exit(f"instructions.py: unsampled: no instructions counted in "
+                 f"{', '.join(sorted(missing))} (renamed? see C_ENTRY_POINTS)")
+    total = (c["ir"] / c["iterations"], cases["shipped"]["ir"] / cases["shipped"]["iterations"])
+    return own / c["iterations"], sorted(seen), total
+
+
 def torch_version(torch_bench):
     """libtorch's major.minor, as the bench was built against ("1.13", "2.15")."""
     p = subprocess.run([torch_bench, "version"], capture_output=True, text=True)
@@ -177,9 +206,12 @@ def main():
     ap.add_argument("--torch-bench")
     ap.add_argument("--model")
     ap.add_argument("--torch-forwards", type=int, default=20)
+    ap.add_argument("--sampling-bench")
     a = ap.parse_args()
     if bool(a.torch_bench) != bool(a.model):
         ap.error("--torch-bench and --model go together")
+    if a.sampling_bench and not a.torch_bench:
+        ap.error("--sampling-bench needs --torch-bench and --model")
     valgrind = shutil.which(a.valgrind)
     if not valgrind:
         print(f"instructions.py: SKIPPED: '{a.valgrind}' not found (scripts/setup.sh --test "
@@ -195,6 +227,9 @@ def main():
             for c in tcases.values():
                 c["own"], c["seen"] = own_instructions(valgrind, c["dump"])
             check_entry_points(tcases)
+            if a.sampling_bench:
+                unsampled = unsampled_figure(valgrind, a.sampling_bench, a.model,
+                                             a.torch_forwards, d)
     figs, fwd = figures(cases)
     for k in sorted(cases):
         c = cases[k]
@@ -211,6 +246,12 @@ def main():
             c = tcases[k]
             print(f"INFO|{os.path.basename(a.model)} {c['name']}: {tfwd[k]:.0f} of layerprof's "
                   f"own instructions per forward ({c['ir'] / c['iterations']:.0f} in all)")
+        if a.sampling_bench:
+            tfigs["torch_unsampled_forward"] = unsampled[0]
+            print(f"INFO|{os.path.basename(a.model)} unsampled (a live session's forward it does "
+                  f"not record): {unsampled[0]:.0f} of layerprof's own instructions per forward, "
+                  f"in {', '.join(unsampled[1])}; {unsampled[2][0]:.0f} in all, against "
+                  f"{unsampled[2][1]:.0f} for a copy as shipped")
         for name, value in tfigs.items():
             key = f"{name}@{version}"
             if key in budgets:
