@@ -19,12 +19,14 @@
 
 namespace {
 
-// Modules wrapped by an open model: two would insert and remove each other's markers.
+// The forwards of the modules wrapped by an open model: two would insert and remove each other's
+// markers. Keyed by the compiled function, not the object: two module objects of one type (a
+// Module::copy()) share their methods' graphs, markers and split included.
 std::mutex g_attached_mu;
 std::unordered_set<const void *> g_attached;
 
-const void *key_of(const lps_model *m) {
-    return m->module._ivalue().get();
+const void *key_of(lps_model *m) {
+    return &m->module.get_method("forward").function();
 }
 
 // The parameters and buffers must be where the session runs and the inputs are made. "cuda"
@@ -84,10 +86,15 @@ int check_not_compiled(lps_model *m) {
 void detach(lps_model *m) noexcept {
     try {
         if (m->markers) lps::remove_markers(m);
-    } catch (...) { // the graphs keep markers, which do nothing without a session: harmless
+    } catch (...) { // out of memory: the graphs keep markers (and forward its split, which is
+        // whole: markers.cpp swaps a body only once the new one is built), and they do nothing
+        // without a session
     }
-    std::lock_guard<std::mutex> lock(g_attached_mu);
-    g_attached.erase(key_of(m));
+    try {
+        std::lock_guard<std::mutex> lock(g_attached_mu);
+        g_attached.erase(key_of(m));
+    } catch (...) { // get_method allocates its name: the key stays, the module is refused again
+    }
 }
 
 int attach(lps_model *m, const char *device) {
@@ -99,8 +106,8 @@ int attach(lps_model *m, const char *device) {
         std::lock_guard<std::mutex> lock(g_attached_mu);
         if (!g_attached.insert(key_of(m)).second)
             return lp_error_set(LP_ERR_BUSY,
-                                "the module is already attached to another open session: close "
-                                "that session first");
+                                "the module (or a copy sharing its compiled forward) is already "
+                                "attached to another open session: close that session first");
     }
     m->attached = true; // from here on, lps_model_free undoes what follows
     m->detach = detach;
@@ -148,7 +155,13 @@ int lps_model_attach(void *module, const char *torch_build, const char *device, 
         if (int rc = lps::attached_model(torch_build, "a module", device, &m)) return rc;
         lps::set_exec(m.get(), exec);
         m->module = *static_cast<torch::jit::Module *>(module); // a handle: the same object
-        int rc = attach(m.get(), device);
+        int rc;
+        try {
+            rc = attach(m.get(), device);
+        } catch (...) { // what attach did so far is undone (lps_model_free calls detach)
+            lps_model_free(m.release());
+            throw;
+        }
         if (rc) {
             lps_model_free(m.release());
             return rc;

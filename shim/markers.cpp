@@ -298,24 +298,37 @@ void unmark_block(torch::jit::Block *b) {
     }
 }
 
-// Takes every node and output out of `g` (its inputs stay).
-void clear_body(torch::jit::Graph &g) {
-    while (!g.outputs().empty())
-        g.eraseOutput(g.outputs().size() - 1);
-    // Last first: a node's users come after it, and a node takes its blocks with it.
-    for (auto it = g.nodes().rbegin(); it != g.nodes().rend();) {
-        torch::jit::Node *n = *it;
-        ++it;
-        n->destroy();
+// Replaces `g`'s body (its nodes and what it returns) by what `build` inserts at the insertion
+// point it is given (before the return node) and returns: as many values as `g` returns. The old
+// nodes go only once the new body is whole: when `build` throws, its nodes go and `g` is as it
+// was (the program's forward is never left half built).
+template <typename F> void swap_body(torch::jit::Graph &g, F &&build) {
+    std::vector<torch::jit::Node *> old(g.nodes().begin(), g.nodes().end());
+    try {
+        torch::jit::WithInsertPoint at(g.return_node());
+        std::vector<torch::jit::Value *> outs = build();
+        TORCH_CHECK(outs.size() == g.outputs().size(), "layerprof: a body returns ", outs.size(),
+                    " values where forward returns ", g.outputs().size());
+        for (size_t i = 0; i < outs.size(); i++)
+            g.return_node()->replaceInput(i, outs[i]);
+    } catch (...) {
+        // The new nodes follow the old ones: last first, up to the old body's last node.
+        torch::jit::Node *stop = old.empty() ? nullptr : old.back();
+        for (auto it = g.nodes().rbegin(); it != g.nodes().rend() && *it != stop;) {
+            torch::jit::Node *n = *it;
+            ++it;
+            n->destroy();
+        }
+        throw;
     }
+    // Last first: a node's users come after it, and a node takes its blocks with it.
+    for (auto it = old.rbegin(); it != old.rend(); ++it)
+        (*it)->destroy();
 }
 
-// Replaces `g`'s nodes and outputs by `body`'s, a graph with the same inputs.
+// Replaces `g`'s body by `body`'s, a graph with the same inputs.
 void replace_body(torch::jit::Graph &g, torch::jit::Graph &body) {
-    clear_body(g);
-    torch::jit::WithInsertPoint at(g.return_node());
-    for (torch::jit::Value *v : torch::jit::insertGraph(g, body, g.inputs()))
-        g.registerOutput(v);
+    swap_body(g, [&] { return torch::jit::insertGraph(g, body, g.inputs()); });
 }
 
 torch::jit::Function &forward_function(lps_model *m) {
@@ -354,6 +367,7 @@ void remove_markers(lps_model *m) {
 }
 
 void split_unsampled(lps_model *m) {
+    if (m->marker_sites == 0) return; // no marker anywhere: nothing to leave out
     torch::jit::Graph &g = *torch::jit::toGraphFunction(forward_function(m)).graph();
     std::shared_ptr<torch::jit::Graph> marked = g.copy();
     // The unmarked body: every call inlined (from the callees' graphs, which carry markers, as
@@ -365,25 +379,23 @@ void split_unsampled(lps_model *m) {
         torch::jit::Inline(*plain);
     }
     unmark_block(plain->block());
+    swap_body(g, [&] {
+        torch::jit::Node *rec = g.insertNode(g.create(k_recording, {}, 1));
+        rec->i_(k_tag, (int64_t)m->marker_tag);
+        rec->output()->setType(c10::BoolType::get());
+        torch::jit::Node *branch =
+            g.insertNode(g.create(c10::prim::If, {rec->output()}, marked->outputs().size()));
+        for (torch::jit::Graph *body : {marked.get(), plain.get()}) {
+            torch::jit::Block *b = branch->addBlock();
+            torch::jit::WithInsertPoint in(b->return_node());
+            for (torch::jit::Value *v : torch::jit::insertGraph(g, *body, g.inputs()))
+                b->registerOutput(v);
+        }
+        for (size_t i = 0; i < branch->outputs().size(); i++)
+            branch->output(i)->setType(marked->outputs()[i]->type());
+        return branch->outputs().vec();
+    });
     m->unsplit_root = marked;
-
-    clear_body(g);
-    torch::jit::WithInsertPoint at(g.return_node());
-    torch::jit::Node *rec = g.insertNode(g.create(k_recording, {}, 1));
-    rec->i_(k_tag, (int64_t)m->marker_tag);
-    rec->output()->setType(c10::BoolType::get());
-    torch::jit::Node *branch =
-        g.insertNode(g.create(c10::prim::If, {rec->output()}, marked->outputs().size()));
-    for (torch::jit::Graph *body : {marked.get(), plain.get()}) {
-        torch::jit::Block *b = branch->addBlock();
-        torch::jit::WithInsertPoint in(b->return_node());
-        for (torch::jit::Value *v : torch::jit::insertGraph(g, *body, g.inputs()))
-            b->registerOutput(v);
-    }
-    for (size_t i = 0; i < branch->outputs().size(); i++) {
-        branch->output(i)->setType(marked->outputs()[i]->type());
-        g.registerOutput(branch->output(i));
-    }
 }
 
 size_t insert_markers(lps_model *m) {

@@ -170,6 +170,10 @@ static void check_twice() {
         lp_session *s = nullptr;
         expect_error(lp_session_attach(&s, &o, &module, layerprof::torch_build()), LP_ERR_BUSY,
                      "already attached", "a second session");
+        // A copy is another object of the same type: it shares forward's graph, markers and all.
+        torch::jit::Module copy = module.copy();
+        expect_error(lp_session_attach(&s, &o, &copy, layerprof::torch_build()), LP_ERR_BUSY,
+                     "already attached", "a copy sharing the compiled forward");
     }
     module.forward(inputs); // unprofiled between sessions: the markers do nothing
     layerprof::Session session(module);

@@ -228,7 +228,8 @@ static void check_budget() {
     std::printf("budget 1%%: %" PRIu64 " of %d forwards profiled\n", run.iterations, n);
 }
 
-// layerprof's nodes (markers, the split's condition) in a block, its nested blocks included.
+// layerprof's nodes (markers, the split's condition) in a block, its nested blocks and forked
+// subgraphs included; `calls` counts the method calls left there.
 static size_t count_layerprof(torch::jit::Block *b, size_t *calls = nullptr) {
     size_t n = 0;
     for (torch::jit::Node *node : b->nodes()) {
@@ -236,6 +237,8 @@ static size_t count_layerprof(torch::jit::Block *b, size_t *calls = nullptr) {
         if (calls) *calls += node->kind() == c10::prim::CallMethod;
         for (torch::jit::Block *sub : node->blocks())
             n += count_layerprof(sub, calls);
+        if (node->hasAttribute(c10::attr::Subgraph))
+            n += count_layerprof(node->g(c10::attr::Subgraph)->block(), calls);
     }
     return n;
 }
@@ -289,6 +292,14 @@ static void check_split() {
         lp_run_info run;
         LP_CHECK(lp_session_run_info(session.get(), &run) == LP_OK, "%s", lp_error_last());
         LP_CHECK(run.iterations == 2, "%" PRIu64 " forwards recorded of 4 at 1/2", run.iterations);
+        // The recorded forwards took the marked branch: their calls were counted.
+        size_t index = 0;
+        lp_node_info info;
+        LP_CHECK(lp_session_find(session.get(), "block.body.0", &index) == LP_OK &&
+                     lp_session_node(session.get(), index, &info) == LP_OK,
+                 "%s", lp_error_last());
+        LP_CHECK(info.raw_calls == 4,
+                 "block.body.0: %" PRIu64 " calls in 2 recorded forwards, want 4", info.raw_calls);
     }
     LP_CHECK(count_layerprof(fn.graph()->block()) == 0 && canonical(fn.graph()) == before,
              "closing the session left forward's graph changed:\n%s",
