@@ -116,9 +116,20 @@ static int32_t tree_row(lp_tree *t, int32_t module, int32_t parent_op, int32_t o
     return lp_tree_add_op(t, module, parent_op, op, shapes);
 }
 
+/* The optional parts of lp_figures this collector records: merges leave the others alone. */
+static unsigned recorded_parts(const lp_collector *c) {
+    unsigned parts = c->cfg.out_shape ? LP_FIG_OUT_SHAPE : 0;
+    if (c->cfg.memory) parts |= c->cfg.memory_devices & (LP_FIG_MEM_CPU | LP_FIG_MEM_CUDA);
+    return parts;
+}
+
 static int merge_rows(lp_collector *c, lp_thread_state *ts) {
     if (!ts->n_rows) return LP_OK;
     lp_tree *t = c->tree;
+    /* Rows past the last merge may be new to the tree: room for all of them at once, rather
+     * than doubling (at 100k rows, each doubling copies and faults in tens of MB). */
+    int rc = lp_tree_reserve_ops(t, ts->n_rows - ts->rows_merged);
+    if (rc) return rc;
     int32_t *map = malloc(ts->n_rows * sizeof *map);
     if (!map) return lp_error_set(LP_ERR_NOMEM, "out of memory merging op rows");
     /* A row's parent row is always created before it, so one pass in order resolves parents. */
@@ -137,10 +148,10 @@ static int merge_rows(lp_collector *c, lp_thread_state *ts) {
             return tr;
         }
         map[r] = tr;
-        lp_figures_merge(&t->ops[tr].fig, &row->fig);
-        memset(&ts->rows[r].fig, 0, sizeof ts->rows[r].fig);
+        lp_figures_move_parts(&t->ops[tr].fig, &ts->rows[r].fig, recorded_parts(c));
     }
     free(map);
+    ts->rows_merged = ts->n_rows;
     return LP_OK;
 }
 
@@ -149,10 +160,8 @@ static int merge_regions(lp_collector *c, lp_thread_state *ts) {
     if (!ts->regs || !n) return LP_OK;
     if (!c->region_figs && !(c->region_figs = calloc(LP_MAX_REGIONS, sizeof *c->region_figs)))
         return lp_error_set(LP_ERR_NOMEM, "out of memory merging regions");
-    for (uint32_t r = 0; r < n; r++) {
-        lp_figures_merge(&c->region_figs[r], &ts->regs[r]);
-        memset(&ts->regs[r], 0, sizeof ts->regs[r]);
-    }
+    for (uint32_t r = 0; r < n; r++)
+        lp_figures_move_parts(&c->region_figs[r], &ts->regs[r], recorded_parts(c));
     return LP_OK;
 }
 
@@ -220,10 +229,9 @@ int lp_collector_finish(lp_collector *c) {
         lp_thread_state *ts = c->threads[i];
         if (!ts) continue;
         roll_up_containers(t, ts, c->rolled_ns);
-        for (size_t m = 0; m < t->n_nodes; m++) {
-            lp_figures_merge(&t->nodes[m].fig, &ts->mods[m]);
-            memset(&ts->mods[m], 0, sizeof ts->mods[m]);
-        }
+        unsigned parts = recorded_parts(c);
+        for (size_t m = 0; m < t->n_nodes; m++)
+            lp_figures_move_parts(&t->nodes[m].fig, &ts->mods[m], parts);
         merge_no_formula(c, ts);
         int rc = merge_rows(c, ts);
         if (rc) return rc;

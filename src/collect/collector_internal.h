@@ -75,6 +75,8 @@ typedef struct lp_thread_state {
     lp_figures *regs; /* per region id (LP_MAX_REGIONS), made by the thread's first region */
     lp_row *rows;
     size_t n_rows, cap_rows;
+    size_t
+        rows_merged; /* rows lp_collector_finish has seen: those past it may be new to the tree */
     int32_t *row_index; /* open addressing: row + 1, 0 empty */
     size_t index_cap;
     lp_ptrmap live;

@@ -3,6 +3,7 @@
 
 #include <limits.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -58,7 +59,25 @@ double lp_welford_std(const lp_welford *w) {
     return var > 0 ? sqrt(var) : 0.0;
 }
 
-void lp_figures_merge(lp_figures *into, const lp_figures *from) {
+static void merge_out_shape(lp_out_shape *into, const lp_out_shape *from) {
+    if (!from->seen) return;
+    if (into->seen) {
+        int varies = from->varies;
+        lp_out_shape_add(into, from->dims, from->rank);
+        into->varies |= varies;
+    } else {
+        *into = *from;
+    }
+}
+
+static void merge_mem(lp_mem_stats *into, const lp_mem_stats *from) {
+    lp_stat_merge(&into->retained, &from->retained);
+    lp_stat_merge(&into->self_retained, &from->self_retained);
+    lp_stat_merge(&into->peak, &from->peak);
+    lp_stat_merge(&into->net, &from->net);
+}
+
+static void merge_parts(lp_figures *into, const lp_figures *from, unsigned parts) {
     lp_welford_merge(&into->time, &from->time);
     into->calls += from->calls;
     into->total_ns += from->total_ns;
@@ -67,21 +86,21 @@ void lp_figures_merge(lp_figures *into, const lp_figures *from) {
     into->cuda_total_ns += from->cuda_total_ns;
     into->flops_self += from->flops_self;
     into->flops_total += from->flops_total;
-    if (from->out.seen) {
-        int varies = from->out.varies;
-        if (into->out.seen) {
-            lp_out_shape_add(&into->out, from->out.dims, from->out.rank);
-            into->out.varies |= varies;
-        } else {
-            into->out = from->out;
-        }
-    }
-    for (int d = 0; d < LP_DEV_COUNT; d++) {
-        lp_stat_merge(&into->mem[d].retained, &from->mem[d].retained);
-        lp_stat_merge(&into->mem[d].self_retained, &from->mem[d].self_retained);
-        lp_stat_merge(&into->mem[d].peak, &from->mem[d].peak);
-        lp_stat_merge(&into->mem[d].net, &from->mem[d].net);
-    }
+    if (parts & LP_FIG_OUT_SHAPE) merge_out_shape(&into->out, &from->out);
+    for (int d = 0; d < LP_DEV_COUNT; d++)
+        if (parts & (1u << d)) merge_mem(&into->mem[d], &from->mem[d]);
+}
+
+void lp_figures_merge(lp_figures *into, const lp_figures *from) {
+    merge_parts(into, from, LP_FIG_ALL);
+}
+
+void lp_figures_move_parts(lp_figures *into, lp_figures *from, unsigned parts) {
+    merge_parts(into, from, parts);
+    memset(from, 0, offsetof(lp_figures, out));
+    if (parts & LP_FIG_OUT_SHAPE) memset(&from->out, 0, sizeof from->out);
+    for (int d = 0; d < LP_DEV_COUNT; d++)
+        if (parts & (1u << d)) memset(&from->mem[d], 0, sizeof from->mem[d]);
 }
 
 int lp_tree_init(lp_tree *t) {
@@ -186,6 +205,12 @@ int32_t lp_tree_find(const lp_tree *t, const char *path) {
     for (size_t i = 0; i < t->n_nodes; i++)
         if (strcmp(t->nodes[i].path, path) == 0) return (int32_t)i;
     return -1;
+}
+
+int lp_tree_reserve_ops(lp_tree *t, size_t extra) {
+    if (grow((void **)&t->ops, &t->cap_ops, t->n_ops + extra, sizeof *t->ops))
+        return lp_error_set(LP_ERR_NOMEM, "out of memory adding op rows");
+    return LP_OK;
 }
 
 int lp_tree_add_op(lp_tree *t, int32_t module, int32_t parent_op, int32_t op, int32_t shapes) {

@@ -78,25 +78,44 @@ typedef struct lp_out_shape {
 /* Records one call's output shape into `s` (dims past LP_OUT_SHAPE_DIMS are not kept). */
 void lp_out_shape_add(lp_out_shape *s, const int64_t *dims, int rank);
 
-/* Figures of one node (a module, or an op inside a module). */
+/* Figures of one node (a module, or an op inside a module). The fields every call writes come
+ * first, so that recording a call touches two cache lines and a merge of a profile without memory
+ * or shapes reads and clears only them (lp_figures_merge_parts): at 100k modules the merge is
+ * bound by memory traffic, not instructions. */
 typedef struct lp_figures {
     uint64_t calls;
-    uint64_t total_ns; /* inclusive wall time */
-    uint64_t self_ns;  /* total minus children's totals */
-    lp_mem_stats mem[LP_DEV_COUNT];
+    uint64_t total_ns;      /* inclusive wall time */
+    uint64_t self_ns;       /* total minus children's totals */
     uint64_t cuda_self_ns;  /* device time of kernels/memcpys/memsets launched directly here */
     uint64_t cuda_total_ns; /* the same over the subtree (lp_tree_cuda_totals) */
-    lp_welford time;        /* per-call inclusive time */
-    /* % Total's denominator: the total of the context this row belongs to (the root's without
-     * regions). Not merged: lp_tree_set_shares fills it on the finished tree; 0: no share. */
-    uint64_t share_base_ns;
-    lp_module_size size; /* modules: what they hold (not merged) */
     /* FLOPs (tree.has_flops; 2 per multiply-add) of the ops run directly in the node, summed over
      * its calls, and the same over its subtree (lp_tree_flops_totals). */
     uint64_t flops_self, flops_total;
+    lp_welford time; /* per-call inclusive time */
+    /* -- the parts below are merged only when recorded (LP_FIG_*) -- */
     lp_out_shape out; /* tree.has_out_shape */
+    lp_mem_stats mem[LP_DEV_COUNT];
+    /* -- never merged -- */
+    /* % Total's denominator: the total of the context this row belongs to (the root's without
+     * regions). lp_tree_set_shares fills it on the finished tree; 0: no share. */
+    uint64_t share_base_ns;
+    lp_module_size size; /* modules: what they hold */
 } lp_figures;
 
+/* The optional parts of lp_figures: a merge leaves out those nothing recorded. */
+enum {
+    LP_FIG_MEM_CPU = 1u << LP_DEV_CPU,
+    LP_FIG_MEM_CUDA = 1u << LP_DEV_CUDA,
+    LP_FIG_OUT_SHAPE = 1u << LP_DEV_COUNT,
+    LP_FIG_ALL = LP_FIG_MEM_CPU | LP_FIG_MEM_CUDA | LP_FIG_OUT_SHAPE
+};
+
+/* Adds `from`'s figures to `into`: the per-call fields always, the optional ones named in
+ * `parts`. Then clears in `from` what was merged (the thread's figures start over). */
+void lp_figures_move_parts(lp_figures *into, lp_figures *from, unsigned parts);
+
+/* Adds every merged field of `from` to `into` (lp_figures_move_parts with LP_FIG_ALL, without
+ * clearing `from`). */
 void lp_figures_merge(lp_figures *into, const lp_figures *from);
 
 /* One op row: an op name under a module, or under another op (nested dispatch). */
@@ -245,6 +264,9 @@ void lp_tree_restore_op(lp_tree *t, int32_t row, const lp_figures *fig);
 
 /* Appends an op row under module `module` (parent_op -1) or under `parent_op`. Returns its index.
  */
+/* Makes room for `extra` more op rows in one allocation (a merge that knows how many may come). */
+int lp_tree_reserve_ops(lp_tree *t, size_t extra);
+
 int lp_tree_add_op(lp_tree *t, int32_t module, int32_t parent_op, int32_t op, int32_t shapes);
 
 /* Op names and shape texts ----------------------------------------------------------------------

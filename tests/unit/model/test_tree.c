@@ -333,6 +333,48 @@ static void interning_an_op_name_gives_one_id_per_text(void **state) {
     lp_tree_free(&t);
 }
 
+/* A thread's figures moved into the tree: the per-call fields always, the optional parts only
+ * when named. What was moved is cleared in the thread; a part not named is left as it was on
+ * both sides (a collector that records no memory never reads or clears those bytes). */
+static void moving_figures_merges_and_clears_only_the_named_parts(void **state) {
+    (void)state;
+    lp_figures into, from;
+    memset(&into, 0, sizeof into);
+    memset(&from, 0, sizeof from);
+    into.calls = 2, into.total_ns = 100, into.self_ns = 40, into.flops_self = 7;
+    from.calls = 3, from.total_ns = 30, from.self_ns = 20, from.cuda_self_ns = 5,
+    from.flops_self = 1;
+    lp_welford_add(&from.time, 10);
+    lp_stat_add(&from.mem[LP_DEV_CPU].peak, 64);
+    lp_stat_add(&from.mem[LP_DEV_CUDA].peak, 128);
+    int64_t dims[2] = {4, 8};
+    lp_out_shape_add(&from.out, dims, 2);
+
+    lp_figures_move_parts(&into, &from, LP_FIG_MEM_CPU);
+    assert_int_equal(into.calls, 5);        /* 2 + 3 */
+    assert_int_equal(into.total_ns, 130);   /* 100 + 30 */
+    assert_int_equal(into.self_ns, 60);     /* 40 + 20 */
+    assert_int_equal(into.cuda_self_ns, 5); /* 0 + 5 */
+    assert_int_equal(into.flops_self, 8);   /* 7 + 1 */
+    assert_int_equal(into.time.n, 1);
+    assert_int_equal(into.mem[LP_DEV_CPU].peak.max, 64); /* named: merged */
+    assert_int_equal(into.mem[LP_DEV_CUDA].peak.n, 0);   /* not named: not merged */
+    assert_int_equal(into.out.seen, 0);                  /* not named: not merged */
+    assert_int_equal(from.calls, 0);                     /* moved: cleared */
+    assert_int_equal(from.time.n, 0);
+    assert_int_equal(from.mem[LP_DEV_CPU].peak.n, 0);
+    assert_int_equal(from.mem[LP_DEV_CUDA].peak.max, 128); /* not named: untouched */
+    assert_int_equal(from.out.dims[1], 8);
+
+    lp_figures_move_parts(&into, &from, LP_FIG_ALL);
+    assert_int_equal(into.mem[LP_DEV_CUDA].peak.max, 128);
+    assert_int_equal(into.out.rank, 2);
+    assert_int_equal(into.out.dims[1], 8);
+    assert_int_equal(into.calls, 5); /* from was cleared by the first move: nothing added */
+    assert_int_equal(from.mem[LP_DEV_CUDA].peak.n, 0);
+    assert_int_equal(from.out.seen, 0);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(welford_of_four_durations_has_exact_mean_extremes_and_sample_std),
@@ -341,6 +383,7 @@ int main(void) {
         cmocka_unit_test(merging_two_accumulators_equals_adding_every_sample),
         cmocka_unit_test(merging_into_or_from_an_empty_accumulator_copies_the_other),
         cmocka_unit_test(large_durations_keep_an_accurate_variance),
+        cmocka_unit_test(moving_figures_merges_and_clears_only_the_named_parts),
         cmocka_unit_test(shares_of_a_module_tree_are_of_the_root_total),
         cmocka_unit_test(shares_with_regions_are_of_the_enclosing_context_total),
         cmocka_unit_test(a_tree_copies_the_strings_it_is_given),
