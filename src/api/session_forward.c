@@ -41,7 +41,13 @@ int session_forward_begin(lp_session *s, session_forward *f, unsigned how) {
          * whether it is enabled is all the session says. */
         f->profiled = live ? atomic_load_explicit(&s->enabled, memory_order_relaxed)
                            : session_profiling_now(s);
-        if (f->profiled && (how & SESSION_FWD_SAMPLED)) f->profiled = session_sample(s);
+        if (f->profiled && (how & SESSION_FWD_SAMPLED)) {
+            f->profiled = session_sample(s);
+            if (!live) { /* the step's iteration: session_end_step */
+                s->step_forwards_decided++;
+                s->step_forwards_sampled += f->profiled;
+            }
+        }
         f->ordinal = atomic_fetch_add_explicit(&s->forwards_seen, 1, memory_order_relaxed) + 1;
     }
     if (!live) {

@@ -58,8 +58,12 @@ int session_apply_pending_clear(lp_session *s) {
 int session_end_step(lp_session *s) {
     const lp_schedule *sc = &s->opts.schedule;
     int rc = LP_OK;
-    /* A disabled session's steps record nothing: counting them would dilute every mean. */
-    if (atomic_load(&s->sched_profiled) && atomic_load(&s->enabled)) {
+    /* A disabled session's steps record nothing: counting them would dilute every mean. Nor do
+     * those whose forwards the sampler all left out (a step with no forward, regions only,
+     * counts as before). */
+    int sampled_out = s->step_forwards_decided && !s->step_forwards_sampled;
+    s->step_forwards_decided = s->step_forwards_sampled = 0;
+    if (atomic_load(&s->sched_profiled) && atomic_load(&s->enabled) && !sampled_out) {
         s->trace_done += s->step_traced;
         lp_recording_count_step(&s->rec);
         atomic_store(&s->dirty, 1);

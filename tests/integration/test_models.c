@@ -357,13 +357,48 @@ static void run_twice(void **state) {
     lp_session_close(s);
 }
 
+/* A session sampling every 3rd forward, each forward its own step (lp_session_forward, then
+ * lp_session_step, as a program's loop runs them): only the steps whose forward was recorded are
+ * iterations, so the per-iteration figures are a recorded forward's. Forwards 1 and 4 of 6 are
+ * recorded: 2 iterations, block.proj called twice in each. */
+static void sampled_steps(void **state) {
+    const model_case *mc = *state;
+    char path[1024];
+    snprintf(path, sizeof path, "%s/nested.pt", LP_MODELS_DIR);
+    lp_options o;
+    lp_options_init(&o);
+    o.model_path = path;
+    o.mode = mc->mode;
+    o.sample_every = 3;
+    lp_session *s = NULL;
+    if (lp_session_open(&s, &o)) fail_msg("lp_session_open(%s): %s", path, lp_error_last());
+    for (int i = 0; i < 6; i++) {
+        assert_int_equal(lp_session_forward(s, NULL, NULL), LP_OK);
+        assert_int_equal(lp_session_step(s), LP_OK);
+    }
+    lp_run_info ri;
+    assert_int_equal(lp_session_run_info(s, &ri), LP_OK);
+    assert_int_equal(ri.iterations, 2);
+    size_t i;
+    lp_node_info info;
+    assert_int_equal(lp_session_find(s, "block.proj", &i), LP_OK);
+    assert_int_equal(lp_session_node(s, i, &info), LP_OK);
+    assert_int_equal(info.raw_calls, 2 * 2);
+    assert_true(info.calls == 2.0);
+    assert_int_equal(lp_session_node(s, 0, &info), LP_OK);
+    assert_int_equal(info.raw_calls, 2);
+    assert_true(info.calls == 1.0);
+    lp_session_close(s);
+}
+
 #define CASES(X)                                                                                   \
     X(nested)                                                                                      \
     X(resnet18)                                                                                    \
     X(alexnet)                                                                                     \
     X(mobilenet_v2)                                                                                \
-    X(transformer) X(lstm_cell) X(forked) X(pat_loops) X(pat_branches) X(pat_lists) X(pat_shared)  \
-        X(pat_traced) X(pat_state) X(pat_structured) X(pat_overload)
+    X(transformer)                                                                                 \
+    X(lstm_cell) X(forked) X(pat_loops) X(pat_branches) X(pat_lists) X(pat_shared) X(pat_traced)   \
+        X(pat_state) X(pat_structured) X(pat_overload)
 
 #define DEF_CASES(name)                                                                            \
     static model_case name##_hooks = {#name, LP_MODE_HOOKS};                                       \
@@ -391,6 +426,8 @@ int main(void) {
         NAMED("run_twice/graph", run_twice, &nested_graph),
         NAMED("nested_unused/markers", nested_unused, &nested_markers),
         NAMED("run_twice/markers", run_twice, &nested_markers),
+        NAMED("sampled_steps/hooks", sampled_steps, &nested_hooks),
+        NAMED("sampled_steps/markers", sampled_steps, &nested_markers),
         NAMED("overload_not_container/hooks", overload_not_container, &pat_overload_hooks),
         NAMED("overload_not_container/markers", overload_not_container, &pat_overload_markers),
     };
