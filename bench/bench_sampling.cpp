@@ -6,6 +6,7 @@
 //   lp_bench_sampling render MODEL.pt SPEC [--renders N]
 //   lp_bench_sampling pairs MODEL.pt SPEC
 //   lp_bench_sampling instructions MODEL.pt SPEC [--n N]   (under callgrind: bench/instructions.py)
+//   lp_bench_sampling instructions PACKAGE.pt2 SPEC [--n N]   (libtorch 2.x)
 //
 // `stream`: five copies of the model loaded in one process, one intra-op thread, the input SPEC
 // (lp_input_spec_parse's syntax: a float tensor, or an integer one with a range):
@@ -32,7 +33,9 @@
 // `instructions`: N unsampled forwards of a live session (sample_every INT_MAX, after the
 // sampler's first, profiled, forward), counted alone by callgrind (collection toggled on around
 // them, dumped as "unsampled"): what layerprof's entry points cost a forward it does not record;
-// and before them N forwards of a copy as shipped (no session), dumped as "shipped".
+// and before them N forwards of a copy as shipped (no session), dumped as "shipped". On a package
+// (.pt2), the same through layerprof::PackageSession: a loader as shipped, then a second loader
+// attached to a session sampled never.
 //
 // Output: `|`-separated lines for bench/run.sh: SAMPLING|model|setting|x_opt|noise|base_us|
 // ns_per_forward|profiled|check (noise: the interval's larger half; check: `-`, SUSPECT or skewed),
@@ -50,6 +53,9 @@
 #include <vector>
 
 #include "layerprof.hpp"
+#if TORCH_VERSION_MAJOR >= 2
+#include "layerprof_pt2.hpp"
+#endif
 
 #if defined(__has_include)
 #if __has_include(<valgrind/callgrind.h>)
@@ -275,6 +281,54 @@ static int instructions(const char *path, const char *spec, int n) {
 #endif
 }
 
+#if defined(BENCH_HAVE_CALLGRIND) && TORCH_VERSION_MAJOR >= 2
+// `instructions` on a package (see the top), in the same format.
+static int instructions_package(const char *path, const char *spec, int n) {
+    c10::InferenceMode no_autograd;
+    std::vector<at::Tensor> in{make_input(spec).toTensor()};
+    torch::inductor::AOTIModelPackageLoader shipped(path);
+    for (int i = 0; i < 3; i++)
+        shipped.run(in);
+    CALLGRIND_TOGGLE_COLLECT;
+    for (int i = 0; i < n; i++)
+        shipped.run(in);
+    CALLGRIND_TOGGLE_COLLECT;
+    CALLGRIND_DUMP_STATS_AT("shipped");
+    std::printf("UCASE|shipped|shipped|%d|0|0|0|ok\n", n);
+
+    torch::inductor::AOTIModelPackageLoader loader(path);
+    lp_options o;
+    lp_options_init(&o);
+    o.model_path = path;
+    o.sample_every = INT_MAX;
+    layerprof::PackageSession session(loader, o);
+    session.warmup(in, 3);
+    session.run(in); // the sampler's first decision profiles
+    for (int i = 0; i < 2; i++)
+        session.run(in);
+    uint64_t before = sampled_forwards(session.get());
+    CALLGRIND_TOGGLE_COLLECT;
+    for (int i = 0; i < n; i++)
+        session.run(in);
+    CALLGRIND_TOGGLE_COLLECT;
+    CALLGRIND_DUMP_STATS_AT("unsampled");
+    const char *check = sampled_forwards(session.get()) == before ? "ok" : "a forward was sampled!";
+    std::printf("UCASE|unsampled|unsampled|%d|0|0|0|%s\n", n, check);
+    return 0;
+}
+#else
+static int instructions_package(const char *, const char *, int) {
+    std::fprintf(stderr,
+                 "lp_bench_sampling: packages need libtorch 2.x and valgrind/callgrind.h\n");
+    return 2;
+}
+#endif
+
+static bool is_package(const char *path) {
+    size_t n = std::strlen(path);
+    return n > 4 && !std::strcmp(path + n - 4, ".pt2");
+}
+
 static int append(void *payload, const char *data, size_t size) {
     static_cast<std::string *>(payload)->append(data, size);
     return 0;
@@ -349,7 +403,9 @@ int main(int argc, char **argv) {
         if (!std::strcmp(argv[1], "stream"))
             return stream(argv[2], argv[3], block, rounds, name.c_str());
         if (!std::strcmp(argv[1], "pairs")) return pairs(argv[2], argv[3], name.c_str());
-        if (!std::strcmp(argv[1], "instructions")) return instructions(argv[2], argv[3], forwards);
+        if (!std::strcmp(argv[1], "instructions"))
+            return is_package(argv[2]) ? instructions_package(argv[2], argv[3], forwards)
+                                       : instructions(argv[2], argv[3], forwards);
         if (!std::strcmp(argv[1], "render")) return render(argv[2], argv[3], renders, name.c_str());
     } catch (const std::exception &e) {
         std::fprintf(stderr, "lp_bench_sampling: %s\n", e.what());

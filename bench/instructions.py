@@ -31,8 +31,16 @@ a live session that never samples after its first forward), one more:
                            forward itself runs (the branch's condition; a marker, were one left
                            in the executed branch)
 
+With --sampling-package PKG.pt2 too (the same model as a package, a loader attached to a session
+that never samples after its first forward):
+
+  torch_unsampled_package  layerprof's own instructions per package forward it does not record:
+                           the public begin and end, and any hook the kernels' rebound imports
+                           call (none: the hooks are set only while a package is profiled)
+
     instructions.py --bench BUILD/bench/lp_bench_core [--torch-bench BUILD/bench/lp_bench_torch
-                    --model MODEL.pt [--sampling-bench BUILD/bench/lp_bench_sampling]]
+                    --model MODEL.pt [--sampling-bench BUILD/bench/lp_bench_sampling
+                    [--sampling-package PKG.pt2]]]
                     [--budgets FILE] [--valgrind PATH]
 
 With --budgets, exits 1 when a figure exceeds its budget (FILE: lines "name budget", # comments),
@@ -86,7 +94,8 @@ def run_callgrind(valgrind, args, out_dir, tag="CASE", expect=4):
 ENTRY_POINTS = re.compile(
     r"(lps::marker_enter_site|lps::marker_leave|lps::marker_enter|lps::marker_exit|lps::markers_root"
     r"|::on_frame_start|::on_frame_end|::on_op_start|::on_op_end"
-    r"|MemoryReporter::reportMemoryUsage|lps::marker_recording)\(")
+    r"|MemoryReporter::reportMemoryUsage|lps::marker_recording"
+    r"|lps::pt2_import_start|lps::pt2_import_end)\(")
 # The public C entry points of a forward the program runs (no parameter list in callgrind's names).
 C_ENTRY_POINTS = re.compile(r"(lp_session_forward_begin|lp_session_forward_end)$")
 
@@ -150,12 +159,13 @@ def torch_figures(cases):
     }, fwd
 
 
-def unsampled_figure(valgrind, sampling_bench, model, forwards, out_dir):
-    """layerprof's own instructions per unsampled forward of a live session on `model` (its input
-    from the model's counts.json, as bench/run.sh takes it)."""
+def unsampled_figure(valgrind, sampling_bench, model, forwards, out_dir, run=None):
+    """layerprof's own instructions per unsampled forward of a session sampled never on `run`
+    (default: `model`; a package of the same model otherwise), its input from `model`'s
+    counts.json, as bench/run.sh takes it."""
     counts = os.path.splitext(model)[0] + ".counts.json"
     spec = json.load(open(counts))["inputs"][0]
-    cases = run_callgrind(valgrind, [sampling_bench, "instructions", model, spec, "--n",
+    cases = run_callgrind(valgrind, [sampling_bench, "instructions", run or model, spec, "--n",
                                      str(forwards)], out_dir, tag="UCASE", expect=2)
     c = cases["unsampled"]
     own, seen = own_instructions(valgrind, c["dump"])
@@ -207,7 +217,10 @@ def main():
     ap.add_argument("--model")
     ap.add_argument("--torch-forwards", type=int, default=20)
     ap.add_argument("--sampling-bench")
+    ap.add_argument("--sampling-package")
     a = ap.parse_args()
+    if a.sampling_package and not a.sampling_bench:
+        ap.error("--sampling-package needs --sampling-bench")
     if bool(a.torch_bench) != bool(a.model):
         ap.error("--torch-bench and --model go together")
     if a.sampling_bench and not a.torch_bench:
@@ -230,6 +243,9 @@ def main():
             if a.sampling_bench:
                 unsampled = unsampled_figure(valgrind, a.sampling_bench, a.model,
                                              a.torch_forwards, d)
+            if a.sampling_package:
+                unsampled_pkg = unsampled_figure(valgrind, a.sampling_bench, a.model,
+                                                 a.torch_forwards, d, run=a.sampling_package)
     figs, fwd = figures(cases)
     for k in sorted(cases):
         c = cases[k]
@@ -252,6 +268,13 @@ def main():
                   f"not record): {unsampled[0]:.0f} of layerprof's own instructions per forward, "
                   f"in {', '.join(unsampled[1])}; {unsampled[2][0]:.0f} in all, against "
                   f"{unsampled[2][1]:.0f} for a copy as shipped")
+        if a.sampling_package:
+            tfigs["torch_unsampled_package"] = unsampled_pkg[0]
+            print(f"INFO|{os.path.basename(a.sampling_package)} unsampled (an attached package's "
+                  f"forward a session sampled never does not record): {unsampled_pkg[0]:.0f} of "
+                  f"layerprof's own instructions per forward, in {', '.join(unsampled_pkg[1])}; "
+                  f"{unsampled_pkg[2][0]:.0f} in all, against {unsampled_pkg[2][1]:.0f} for a "
+                  f"loader as shipped")
         for name, value in tfigs.items():
             key = f"{name}@{version}"
             if key in budgets:

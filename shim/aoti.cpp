@@ -57,7 +57,7 @@ struct Pt2 {
     // The inputs' constraints, the FLOPs and output shapes (collect/pt2_shapes.c); set with a map.
     std::unique_ptr<lp_pt2_shapes, Pt2ShapesDeleter> shapes;
     bool has_map = false;
-    bool rebound = false; // its kernel-profile imports call pt2_import_start/_end (aoti_rebind.cpp)
+    bool rebound = false;  // its kernel-profile imports go through aoti_rebind.cpp's wrappers
     uint64_t unplaced = 0; // kernel calls that did not follow the map's order (under the root)
 };
 
@@ -357,8 +357,6 @@ int pt2_load(lps_model *m, const char *path) {
         p.runner = p.loader.get();
         RebindTarget loaded_now;
         loaded_now.before = &before; // the package's library
-        loaded_now.on_start = pt2_import_start;
-        loaded_now.on_end = pt2_import_end;
         p.rebound = pt2_rebind(loaded_now, nullptr) > 0;
     } catch (const std::exception &e) {
         std::string_view why = condense(e.what());
@@ -426,8 +424,6 @@ int pt2_attach(lps_model *m, void *loader, const char *path) {
     // The loader's library is loaded under its name in the package (in a directory of its own).
     RebindTarget named;
     named.suffix = library;
-    named.on_start = pt2_import_start;
-    named.on_end = pt2_import_end;
     int rebound = library.empty() ? 0 : pt2_rebind(named, &p.slots);
     if (rebound == 0)
         return lp_error_set(
@@ -486,6 +482,7 @@ void pt2_profile_begin(lps_model *m) {
     bool callback = how && std::strcmp(how, "callback") == 0;
     if (m->pt2->rebound && !(m->hooks & LPS_HOOK_OPS) && !callback) {
         g_by_imports.store(true, std::memory_order_relaxed);
+        pt2_imports_observe(pt2_import_start, pt2_import_end);
         return;
     }
     m->handles.push_back(at::addThreadLocalCallback(at::RecordFunctionCallback(on_start, on_end)));
@@ -493,8 +490,10 @@ void pt2_profile_begin(lps_model *m) {
 
 void pt2_profile_end(lps_model *m) noexcept {
     lps_model *expected = m;
-    if (g_pt2.compare_exchange_strong(expected, nullptr))
+    if (g_pt2.compare_exchange_strong(expected, nullptr)) {
+        pt2_imports_observe(nullptr, nullptr);
         g_by_imports.store(false, std::memory_order_relaxed);
+    }
 }
 
 void pt2_import_start(const char *name) noexcept {

@@ -48,8 +48,8 @@ constexpr uint32_t k_jump_slot = R_AARCH64_JUMP_SLOT, k_glob_dat = R_AARCH64_GLO
 // The wrappers call libtorch's functions by name, never what the slot held before: with lazy
 // binding that is the package's own PLT stub, whose resolver would write libtorch's address over
 // the wrapper. What the slot held is kept only to be put back (pt2_unbind).
-// What the wrappers call besides libtorch's (RebindTarget::on_start/_end, set by pt2_rebind
-// before any slot points at a wrapper).
+// What the wrappers call besides libtorch's (pt2_imports_observe): nullptr while no package is
+// profiled through its imports.
 using StartHook = void (*)(const char *) noexcept;
 using EndHook = void (*)() noexcept;
 std::atomic<StartHook> g_on_start{nullptr};
@@ -202,8 +202,6 @@ int pt2_rebind(const RebindTarget &which, std::vector<ReboundSlot> *slots) {
     Scan scan{&which, {}, {}, {}, {}};
     dl_iterate_phdr(visit, &scan);
     if (scan.starts.empty() || scan.ends.empty()) return 0; // no kernel profiling in it
-    if (which.on_start) g_on_start.store(which.on_start);
-    if (which.on_end) g_on_end.store(which.on_end);
     std::vector<ReboundSlot> done;
     bool ok = true;
     for (size_t i = 0; ok && i < scan.starts.size() + scan.ends.size(); i++) {
@@ -248,7 +246,22 @@ void pt2_unbind(const std::vector<ReboundSlot> &slots) noexcept {
     }
 }
 
+void pt2_imports_observe(void (*on_start)(const char *) noexcept,
+                         void (*on_end)() noexcept) noexcept {
+    // The end hook first on the way in and last on the way out: a kernel whose start was seen
+    // always has its end seen.
+    if (on_start) {
+        g_on_end.store(on_end);
+        g_on_start.store(on_start);
+    } else {
+        g_on_start.store(nullptr);
+        g_on_end.store(nullptr);
+    }
+}
+
 #else
+
+void pt2_imports_observe(void (*)(const char *) noexcept, void (*)() noexcept) noexcept {}
 
 bool RebindTarget::matches(const char *) const {
     return false;

@@ -286,19 +286,16 @@ void pt2_leave(lps_model *m, bool completed) noexcept;
 
 // A package's kernel boundaries without a RecordFunction callback (aoti_rebind.cpp). pt2_rebind
 // points the kernel-profile imports (aoti_record_function_start/_end) of the loaded objects
-// `which` names at wrappers that call which.on_start/_end (aoti.cpp's) besides libtorch's own
-// functions: the objects loaded since `before` (loaded_objects(), taken before the package's
-// loader was made), or the one whose path ends in "/" + `suffix` (the package library's name in
-// the package). Returns how many slots it rebound (listed in `slots` when not NULL): 0 when the
+// `which` names at wrappers that call libtorch's own functions, and the hooks pt2_imports_observe
+// set: the objects loaded since `before` (loaded_objects(), taken before the package's loader was
+// made), or the one whose path ends in "/" + `suffix` (the package library's name in the
+// package). Returns how many slots it rebound (listed in `slots` when not NULL): 0 when the
 // objects import neither (a package compiled without kernel profiling), -1 on a platform where
 // this is not done. pt2_unbind puts back in each slot exactly what it held before, and only
 // where the slot still holds layerprof's wrapper: whoever rebinds it after us keeps theirs.
 struct RebindTarget {
     const std::set<std::string> *before = nullptr;
     std::string suffix;
-    // What the wrappers call besides libtorch's functions: a kernel's start (its name) and end.
-    void (*on_start)(const char *name) noexcept = nullptr;
-    void (*on_end)() noexcept = nullptr;
     bool matches(const char *path) const;
 };
 std::set<std::string> loaded_objects();
@@ -308,6 +305,13 @@ struct ReboundSlot {
 };
 int pt2_rebind(const RebindTarget &which, std::vector<ReboundSlot> *slots);
 void pt2_unbind(const std::vector<ReboundSlot> &slots) noexcept;
+
+// What the wrappers call besides libtorch's functions: a kernel's start (its name) and end.
+// Set while a package is profiled through its imports, nullptr otherwise: a forward nobody
+// records (a sampled session's unsampled one, a loader's run outside any session) then calls no
+// function of layerprof's, only the wrapper's one load of the hook (docs/pt2.md).
+void pt2_imports_observe(void (*on_start)(const char *name) noexcept,
+                         void (*on_end)() noexcept) noexcept;
 
 // Resets the thread's per-forward hook state (hooks.cpp).
 void begin_forward(lps_model *m) noexcept;
