@@ -211,7 +211,8 @@ static void pop(lp_collector *c, lp_thread_state *ts, uint64_t t) {
         if (below && below->module_frame >= 0) {
             lp_frame *encl = &ts->stack[below->module_frame];
             encl->child_ns += total;
-            if (f->measured && encl->node != c->tree->nodes[f->node].parent)
+            if (f->measured && c->under_container[f->node] &&
+                encl->node != c->tree->nodes[f->node].parent)
                 ts->outside_ns[f->node] += total;
         } else if (f->region_frame >= 0) {
             ts->stack[f->region_frame].child_ns += total;

@@ -32,20 +32,26 @@ int lp_collector_create(lp_collector **out, lp_tree *tree, const lp_collector_co
     c->cfg = *cfg;
     c->measured_root = calloc(tree->n_nodes ? tree->n_nodes : 1, 1);
     c->hist_mode = calloc(tree->n_nodes ? tree->n_nodes : 1, 1);
+    c->under_container = calloc(tree->n_nodes ? tree->n_nodes : 1, 1);
     c->rolled_ns = calloc(tree->n_nodes ? tree->n_nodes : 1, sizeof *c->rolled_ns);
     c->regions = calloc(LP_MAX_REGIONS, sizeof *c->regions);
     c->region_index = calloc(LP_REGION_INDEX_CAP, sizeof *c->region_index);
-    if (!c->measured_root || !c->hist_mode || !c->rolled_ns || !c->regions || !c->region_index) {
+    if (!c->measured_root || !c->hist_mode || !c->under_container || !c->rolled_ns || !c->regions ||
+        !c->region_index) {
         free(c->measured_root);
         free(c->hist_mode);
+        free(c->under_container);
         free(c->rolled_ns);
         free(c->regions);
         free(c->region_index);
         free(c);
         return lp_error_set(LP_ERR_NOMEM, "out of memory creating the collector");
     }
-    for (size_t i = 0; i < tree->n_nodes; i++)
+    for (size_t i = 0; i < tree->n_nodes; i++) {
         c->measured_root[i] = cfg->selected ? cfg->selected[i] : 1;
+        int32_t parent = tree->nodes[i].parent;
+        c->under_container[i] = parent >= 0 && tree->nodes[parent].container;
+    }
     c->cfg.selected = NULL; /* borrowed: use the copy */
     for (size_t i = 0; cfg->histograms && i < tree->n_nodes; i++) {
         int depth = tree->nodes[i].depth, limit = cfg->hist_depth;
@@ -79,6 +85,7 @@ void lp_collector_free(lp_collector *c) {
     free(c->shape_texts);
     free(c->measured_root);
     free(c->hist_mode);
+    free(c->under_container);
     free(c->rolled_ns);
     for (uint32_t i = 0; i < atomic_load(&c->n_regions); i++)
         free(c->regions[i].name);

@@ -81,7 +81,7 @@ typedef struct lp_thread_state {
     size_t index_cap;
     lp_ptrmap live;
     uint64_t events, dropped, unbalanced, foreign_frees;
-    uint32_t slot; /* index in lp_collector.threads: op scope ids carry it */
+    uint32_t slot;  /* index in lp_collector.threads: op scope ids carry it */
     const char *no_formula[LP_MAX_NO_FORMULA]; /* lp_ev_flops_unknown, first seen first */
     uint32_t n_no_formula;
     lp_span_buf trace; /* timeline spans and memory samples (cfg.trace) */
@@ -92,7 +92,10 @@ struct lp_collector {
     lp_collector_config cfg;
     uint8_t *measured_root; /* per module: selected (copied) */
     uint8_t *hist_mode;     /* per module: HIST_NONE, HIST_SELF or HIST_FOLDED (cfg.histograms) */
-    uint64_t *rolled_ns;    /* per module: containers' roll-up at merge (scratch) */
+    /* per module: its tree parent is a container, whose roll-up at merge needs the time the
+     * module's frames ran outside that parent (outside_ns); for any other module it is not kept */
+    uint8_t *under_container;
+    uint64_t *rolled_ns; /* per module: containers' roll-up at merge (scratch) */
     uint64_t generation;
     _Atomic uint32_t n_threads;
     /* A slot is claimed (n_threads) before its state is published here: readers of a claimed
