@@ -81,7 +81,7 @@ typedef struct lp_thread_state {
     size_t index_cap;
     lp_ptrmap live;
     uint64_t events, dropped, unbalanced, foreign_frees;
-    uint32_t slot;  /* index in lp_collector.threads: op scope ids carry it */
+    uint32_t slot; /* index in lp_collector.threads: op scope ids carry it */
     const char *no_formula[LP_MAX_NO_FORMULA]; /* lp_ev_flops_unknown, first seen first */
     uint32_t n_no_formula;
     lp_span_buf trace; /* timeline spans and memory samples (cfg.trace) */
