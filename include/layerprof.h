@@ -874,6 +874,34 @@ LP_API int lp_report_render_to(const lp_report *report, lp_format format, const 
 LP_API int lp_report_diff(const lp_report *before, const lp_report *after, unsigned flags,
                           FILE *out);
 
+/* Many reports of one model merged (docs/merge.md): per module, the distribution across the
+ * reports of the per-call self and total time (and CUDA time where recorded): min, median and p90
+ * (nearest rank), max, the report that held the max and the skew (max / median). Add the reports
+ * one at a time and free each after lp_merge_add: only per-module figures are kept. */
+typedef struct lp_merge lp_merge;
+
+#define LP_MERGE_FORCE 1u /* merge reports run with other options (device, mode, threads, inputs)  \
+                           */
+
+LP_API int lp_merge_new(lp_merge **out, unsigned flags);
+
+/* Adds `report`. `label` names it in the output ("rank=3"); NULL: its run's labels, else `file`
+ * (which also names it in errors; NULL: "report N"). LP_ERR_INVALID, with the report not added,
+ * for a report of another model or module tree than the first (the message names the first
+ * difference), or, without LP_MERGE_FORCE, one run with other options (it names them). */
+LP_API int lp_merge_add(lp_merge *merge, const lp_report *report, const char *label,
+                        const char *file);
+
+/* Prints the merge: the first report's module tree, or with `top` > 0 the `top` modules ranked
+ * by `rank_by` (a column; NULL: "total_skew"), highest first. `columns`: column ids
+ * (QUANTITY_FIGURE: self, total, cuda_self or cuda_total and min, median, p90, max, skew or
+ * source; "reports"); NULL/0: the default set. Formats tree, json, csv and markdown, else
+ * LP_ERR_UNSUPPORTED; an unknown column is LP_ERR_NOT_FOUND. */
+LP_API int lp_merge_render(const lp_merge *merge, lp_format format, const char *const *columns,
+                           size_t n_columns, int top, const char *rank_by, FILE *out);
+
+LP_API void lp_merge_free(lp_merge *merge);
+
 /* ------------------------------------------------------------------------------------------ */
 /* Configuration files                                                                         */
 
