@@ -331,10 +331,10 @@ typedef void (*lp_cycle_fn)(lp_session *session, int cycle, void *payload);
  * fields a version lacks read as their defaults, and nothing is written past its end. 2: every
  * field up to `store`, with the shorter lp_input_spec of that time (no `kind` and after). 3: adds
  * `libraries` and structured inputs. 4: adds the sampling fields and `metrics_depth`. 5: `prune`.
- * 6: `name_width`. Versions
+ * 6: `name_width`. 7: `labels`. Versions
  * name fields; the layout is this SONAME's (0.2 made lp_input_spec.file a pointer, in every
  * version). */
-#define LP_OPTIONS_VERSION 6
+#define LP_OPTIONS_VERSION 7
 
 /* Where lp_options_set makes the strings and arrays it sets point (opaque). */
 typedef struct lp_options_store lp_options_store;
@@ -441,6 +441,14 @@ typedef struct lp_options {
      * CSV and the other formats keep the full name. 0: never; values under 16 are taken as 16.
      * Default 64. */
     int name_width;
+
+    /* Version 7: where the run comes from, "NAME=VALUE" each ("host=a", "rank=3"): stored in the
+     * JSON report's run object ("labels") and added to every series of LP_FORMAT_OPENMETRICS, so
+     * the same words name the run offline (layerprof merge) and in Prometheus. Names follow
+     * Prometheus' rules ([a-zA-Z_][a-zA-Z0-9_]*, not "__..."), none of model, module, class, le,
+     * job, instance, each once; values valid UTF-8, not empty; at most 16. NULL/0: none. */
+    const char *const *labels;
+    size_t n_labels;
 } lp_options;
 
 /* Fills `opts` with the defaults (the table's: docs/config.md) as a struct of `version`, writing
@@ -880,8 +888,9 @@ LP_API int lp_report_diff(const lp_report *before, const lp_report *after, unsig
  * one at a time and free each after lp_merge_add: only per-module figures are kept. */
 typedef struct lp_merge lp_merge;
 
-#define LP_MERGE_FORCE 1u /* merge reports run with other options (device, mode, threads, inputs)  \
-                           */
+#define LP_MERGE_FORCE                                                                             \
+    1u /* merge reports run with other options (device, mode, threads, inputs)                     \
+        */
 
 LP_API int lp_merge_new(lp_merge **out, unsigned flags);
 
