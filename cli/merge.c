@@ -116,7 +116,8 @@ static int parse(merge_args *a, int argc, char **argv) {
     }
     if (pending) return usage_error("--label names the report after it; none follows", pending);
     if (a->n == 0) {
-        merge_usage(stderr);
+        fputs("layerprof merge: error: no reports to merge (try 'layerprof merge --help')\n",
+              stderr);
         return 2;
     }
     return -1;
