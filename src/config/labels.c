@@ -2,6 +2,7 @@
  * be refused by the scraper for the whole exposition, far from the flag that set it: checked
  * here, where the message can name the flag. */
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "base/error.h"
@@ -37,11 +38,27 @@ static int valid_utf8(const char *s) {
     return 1;
 }
 
+/* s[0..len) quoted for a message: clipped to 60 bytes, control characters shown as '?', so the
+ * message stays one line whatever was typed. Not option_parse.c's quoting: that file calls this
+ * one, and files call one way (tests/arch/check_rings.py). */
+enum { QUOTE_MAX = 72 };
+static const char *quote(const char *s, size_t len, char *buf) {
+    size_t n = len > 60 ? 60 : len, o = 0;
+    buf[o++] = '\'';
+    for (size_t i = 0; i < n; i++)
+        buf[o++] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
+    if (n < len) o += (size_t)snprintf(buf + o, QUOTE_MAX - o, "...");
+    buf[o++] = '\'';
+    buf[o] = '\0';
+    return buf;
+}
+
 int lp_label_check(const char *subject, const char *text) {
+    char q[QUOTE_MAX];
     const char *eq = strchr(text, '=');
     if (!eq)
-        return lp_error_set(LP_ERR_INVALID, "%s takes NAME=VALUE (e.g. rank=3), not '%.80s'",
-                            subject, text);
+        return lp_error_set(LP_ERR_INVALID, "%s takes NAME=VALUE (e.g. rank=3), not %s", subject,
+                            quote(text, strlen(text), q));
     size_t len = (size_t)(eq - text);
     int ok = len > 0 && len <= LP_LABEL_NAME_MAX;
     for (size_t i = 0; ok && i < len; i++) {
@@ -51,9 +68,9 @@ int lp_label_check(const char *subject, const char *text) {
     }
     if (!ok)
         return lp_error_set(LP_ERR_INVALID,
-                            "%s: the label name '%.*s' is not one Prometheus accepts "
+                            "%s: the label name %s is not one Prometheus accepts "
                             "([a-zA-Z_][a-zA-Z0-9_]*, at most %d characters)",
-                            subject, (int)(len > 80 ? 80 : len), text, LP_LABEL_NAME_MAX);
+                            subject, quote(text, len, q), LP_LABEL_NAME_MAX);
     if (len >= 2 && text[0] == '_' && text[1] == '_')
         return lp_error_set(LP_ERR_INVALID,
                             "%s: label names starting with '__' are Prometheus' own ('%.*s')",
@@ -80,6 +97,7 @@ int lp_label_check(const char *subject, const char *text) {
 }
 
 int lp_labels_check_list(const char *subject, const char *const *labels, size_t n) {
+    char q[QUOTE_MAX];
     if (n > LP_MAX_LABELS)
         return lp_error_set(LP_ERR_INVALID, "%s: at most %d labels, not %zu", subject,
                             LP_MAX_LABELS, n);
@@ -87,8 +105,8 @@ int lp_labels_check_list(const char *subject, const char *const *labels, size_t 
         for (size_t j = 0; j < i; j++) {
             size_t a = strcspn(labels[i], "="), b = strcspn(labels[j], "=");
             if (a == b && strncmp(labels[i], labels[j], a) == 0)
-                return lp_error_set(LP_ERR_INVALID, "%s: the label '%.*s' is given twice", subject,
-                                    (int)a, labels[i]);
+                return lp_error_set(LP_ERR_INVALID, "%s: the label %s is given twice", subject,
+                                    quote(labels[i], a, q));
         }
     return LP_OK;
 }
