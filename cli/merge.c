@@ -33,16 +33,21 @@ static void merge_usage(FILE *out) {
         out);
 }
 
+/* One line, whatever was typed: control characters in `arg` are shown as '?'. */
 static int usage_error(const char *what, const char *arg) {
-    fprintf(stderr, "layerprof merge: error: %s '%s' (try 'layerprof merge --help')\n", what, arg);
+    fprintf(stderr, "layerprof merge: error: %s '", what);
+    for (const unsigned char *p = (const unsigned char *)arg; *p; p++)
+        fputc(*p < 0x20 || *p == 0x7f ? '?' : *p, stderr);
+    fputs("' (try 'layerprof merge --help')\n", stderr);
     return 2;
 }
 
-/* "a,b,c" split in place into `out` (at most `cap`); returns the count. */
+/* "a,b,c" split in place into `out` (at most `cap`); returns the count, or cap + 1 when there
+ * are more. */
 static size_t split_columns(char *list, const char **out, size_t cap) {
     size_t n = 0;
-    for (char *p = strtok(list, ","); p && n < cap; p = strtok(NULL, ","))
-        out[n++] = p;
+    for (char *p = strtok(list, ","); p; p = strtok(NULL, ","))
+        if (n++ < cap) out[n - 1] = p;
     return n;
 }
 
@@ -90,6 +95,10 @@ static int parse(merge_args *a, int argc, char **argv) {
                 return usage_error("unknown format", argv[i]);
         } else if (strcmp(arg, "--columns") == 0 && has_value) {
             a->n_columns = split_columns(argv[++i], a->columns, 64);
+            if (a->n_columns > 64) {
+                fputs("layerprof merge: error: --columns takes at most 64 columns\n", stderr);
+                return 2;
+            }
         } else if (strcmp(arg, "--top") == 0 && has_value) {
             char *end;
             errno = 0;
@@ -115,6 +124,8 @@ static int parse(merge_args *a, int argc, char **argv) {
         }
     }
     if (pending) return usage_error("--label names the report after it; none follows", pending);
+    if (a->sort && !a->top)
+        return usage_error("--sort orders --top's rows: give --top N with", a->sort);
     if (a->n == 0) {
         fputs("layerprof merge: error: no reports to merge (try 'layerprof merge --help')\n",
               stderr);

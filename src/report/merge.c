@@ -22,23 +22,31 @@ int lp_merge_new(lp_merge **out, unsigned flags) {
     return LP_OK;
 }
 
-void lp_merge_free(lp_merge *m) {
-    if (!m) return;
+/* What keep_first kept of the first report, undone. */
+static void forget_first(lp_merge *m) {
     for (size_t i = 0; i < m->n_modules; i++) {
         free(m->modules[i].path);
         free(m->modules[i].cls);
         free(m->modules[i].name);
     }
     free(m->modules);
+    m->modules = NULL;
+    m->n_modules = 0;
+    free(m->model);
+    free(m->device);
+    free(m->mode);
+    free(m->inputs);
+    m->model = m->device = m->mode = m->inputs = NULL;
+}
+
+void lp_merge_free(lp_merge *m) {
+    if (!m) return;
+    forget_first(m);
     for (int q = 0; q < LP_MQ_COUNT; q++)
         free(m->values[q]);
     for (size_t i = 0; i < m->n_reports; i++)
         free(m->sources[i]);
     free(m->sources);
-    free(m->model);
-    free(m->device);
-    free(m->mode);
-    free(m->inputs);
     free(m);
 }
 
@@ -216,6 +224,7 @@ int lp_merge_add(lp_merge *m, const lp_report *r, const char *label, const char 
     snprintf(fallback, sizeof fallback, "report %zu", m->n_reports + 1);
     const char *name = file ? file : fallback;
     int rc = m->n_reports == 0 ? keep_first(m, r) : LP_OK;
+    if (rc && m->n_reports == 0) forget_first(m); /* the next report is the first again */
     if (rc == LP_OK && m->n_reports > 0) rc = check_same_run(m, r, name);
     if (rc == LP_OK) rc = grow(m);
     char *source = NULL;

@@ -55,15 +55,17 @@ static int pick_cols(view *v, const char *const *columns, size_t n) {
     return rc;
 }
 
-static lp_merge_col rank_col; /* qsort has no payload: set before each sort, one thread */
-static const view *rank_view;
+/* A module and the value it is ranked by: qsort has no payload, so the values travel with it
+ * (two threads may render at once). */
+typedef struct ranked {
+    double value;
+    size_t module;
+} ranked;
 
 static int by_rank(const void *a, const void *b) {
-    size_t x = *(const size_t *)a, y = *(const size_t *)b;
-    double vx = lp_merge_col_value(rank_col, spread(rank_view, x, rank_col.q));
-    double vy = lp_merge_col_value(rank_col, spread(rank_view, y, rank_col.q));
-    if (vx != vy) return vx > vy ? -1 : 1;
-    return x < y ? -1 : x > y; /* ties in model order */
+    const ranked *x = a, *y = b;
+    if (x->value != y->value) return x->value > y->value ? -1 : 1;
+    return x->module < y->module ? -1 : x->module > y->module; /* ties in model order */
 }
 
 /* Tree rows: depth first from the root, each label its branch glyphs and name. */
@@ -100,12 +102,17 @@ static int ranked_rows(view *v, int top, const char *rank_by) {
     if (c.stat == LP_MS_SOURCE)
         return lp_error_set(LP_ERR_INVALID, "merge: cannot rank by '%s' (a report, not a figure)",
                             rank_by);
+    ranked *order = malloc((v->m->n_modules ? v->m->n_modules : 1) * sizeof *order);
+    if (!order) return LP_ERR_NOMEM;
+    size_t n = 0;
     for (size_t i = 0; i < v->m->n_modules; i++)
-        if (spread(v, i, c.q)->n > 0) v->rows[v->n_rows++] = i;
-    rank_col = c;
-    rank_view = v;
-    qsort(v->rows, v->n_rows, sizeof *v->rows, by_rank);
-    if ((size_t)top < v->n_rows) v->n_rows = (size_t)top;
+        if (spread(v, i, c.q)->n > 0)
+            order[n++] = (ranked){lp_merge_col_value(c, spread(v, i, c.q)), i};
+    qsort(order, n, sizeof *order, by_rank);
+    v->n_rows = (size_t)top < n ? (size_t)top : n;
+    for (size_t i = 0; i < v->n_rows; i++)
+        v->rows[i] = order[i].module;
+    free(order);
     for (size_t i = 0; i < v->n_rows; i++) {
         const lp_merge_module *mod = &v->m->modules[v->rows[i]];
         v->labels[i] = strdup(*mod->path ? mod->path : mod->name);
