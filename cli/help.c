@@ -89,6 +89,8 @@ void cli_help(FILE *out) {
           "       layerprof --config RUN.yaml [options]\n"
           "       layerprof diff BEFORE.json AFTER.json   (per-module change of self and total "
           "time)\n"
+          "       layerprof merge REPORT.json...          (per-module spread across many runs, "
+          "skew)\n"
           "\n"
           "Profiles a TorchScript model layer by layer and prints torchprof's module tree.\n",
           out);

@@ -12,6 +12,7 @@
 #include "args.h"
 #include "diff.h"
 #include "layerprof.h"
+#include "merge.h"
 #include "signals.h"
 
 /* Usage errors are the ones the user fixes by changing what they typed, or what they run it with
@@ -104,6 +105,7 @@ static int run(const cli_args *a) {
 
 int main(int argc, char **argv) {
     if (argc >= 2 && strcmp(argv[1], "diff") == 0) return lp_cli_diff(argc - 1, argv + 1);
+    if (argc >= 2 && strcmp(argv[1], "merge") == 0) return lp_cli_merge(argc - 1, argv + 1);
     cli_args a;
     memset(&a, 0, sizeof a);
     int rc = cli_parse(&a, argc, argv);

@@ -45,6 +45,8 @@ const char *const usage_text =
     "                                (0.01: 1%), which sets the rate from measured costs\n"
     "  --metrics-depth D             export modules down to depth D, deeper ones folded in\n"
     "                                (default 1: the model's children; 0: the model alone)\n"
+    "  --label NAME=VALUE            a label on every series (host=a, replica=2); repeatable,\n"
+    "                                Prometheus' rules, at most 16\n"
     "  --port P                      serve /metrics on port P (default 9464)\n"
     "  --threads T                   request threads running forwards (default 2)\n"
     "  --rate R                      forwards per second, all threads together (default 20;\n"
@@ -105,7 +107,8 @@ Config parse_args(int argc, char **argv) {
         static const char *const flags[] = {
             "--input",         "--sample-every",  "--sample-probability",
             "--sample-budget", "--metrics-depth", "--port",
-            "--threads",       "--rate",          "--forwards"};
+            "--threads",       "--rate",          "--forwards",
+            "--label"};
         if (std::none_of(std::begin(flags), std::end(flags),
                          [&](const char *flag) { return !std::strcmp(arg, flag); }))
             bad_input(std::string("unknown option '") + arg + "' (see --help)");
@@ -127,6 +130,8 @@ Config parse_args(int argc, char **argv) {
             // The library's -1 (no limit) is left out here: a service's series stay bounded.
             parse_int(arg, value, 0, 1000000);
             set_option(config.options, "metrics_depth", arg, value);
+        } else if (!std::strcmp(arg, "--label")) {
+            set_option(config.options, "labels", arg, value);
         } else if (!std::strcmp(arg, "--port")) {
             config.port = parse_int(arg, value, 1, 65535);
         } else if (!std::strcmp(arg, "--threads")) {

@@ -331,10 +331,10 @@ typedef void (*lp_cycle_fn)(lp_session *session, int cycle, void *payload);
  * fields a version lacks read as their defaults, and nothing is written past its end. 2: every
  * field up to `store`, with the shorter lp_input_spec of that time (no `kind` and after). 3: adds
  * `libraries` and structured inputs. 4: adds the sampling fields and `metrics_depth`. 5: `prune`.
- * 6: `name_width`. Versions
+ * 6: `name_width`. 7: `labels`. Versions
  * name fields; the layout is this SONAME's (0.2 made lp_input_spec.file a pointer, in every
  * version). */
-#define LP_OPTIONS_VERSION 6
+#define LP_OPTIONS_VERSION 7
 
 /* Where lp_options_set makes the strings and arrays it sets point (opaque). */
 typedef struct lp_options_store lp_options_store;
@@ -441,6 +441,14 @@ typedef struct lp_options {
      * CSV and the other formats keep the full name. 0: never; values under 16 are taken as 16.
      * Default 64. */
     int name_width;
+
+    /* Version 7: where the run comes from, "NAME=VALUE" each ("host=a", "rank=3"): stored in the
+     * JSON report's run object ("labels") and added to every series of LP_FORMAT_OPENMETRICS, so
+     * the same words name the run offline (layerprof merge) and in Prometheus. Names follow
+     * Prometheus' rules ([a-zA-Z_][a-zA-Z0-9_]*, not "__..."), none of model, module, class, le,
+     * job, instance, each once; values valid UTF-8, not empty; at most 16. NULL/0: none. */
+    const char *const *labels;
+    size_t n_labels;
 } lp_options;
 
 /* Fills `opts` with the defaults (the table's: docs/config.md) as a struct of `version`, writing
@@ -873,6 +881,35 @@ LP_API int lp_report_render_to(const lp_report *report, lp_format format, const 
  * marked added or removed. */
 LP_API int lp_report_diff(const lp_report *before, const lp_report *after, unsigned flags,
                           FILE *out);
+
+/* Many reports of one model merged (docs/merge.md): per module, the distribution across the
+ * reports of the per-call self and total time (and CUDA time where recorded): min, median and p90
+ * (nearest rank), max, the report that held the max and the skew (max / median). Add the reports
+ * one at a time and free each after lp_merge_add: only per-module figures are kept. */
+typedef struct lp_merge lp_merge;
+
+#define LP_MERGE_FORCE                                                                             \
+    1u /* merge reports run with other options (device, mode, threads, inputs)                     \
+        */
+
+LP_API int lp_merge_new(lp_merge **out, unsigned flags);
+
+/* Adds `report`. `label` names it in the output ("rank=3"); NULL: its run's labels, else `file`
+ * (which also names it in errors; NULL: "report N"). LP_ERR_INVALID, with the report not added,
+ * for a report of another model or module tree than the first (the message names the first
+ * difference), or, without LP_MERGE_FORCE, one run with other options (it names them). */
+LP_API int lp_merge_add(lp_merge *merge, const lp_report *report, const char *label,
+                        const char *file);
+
+/* Prints the merge: the first report's module tree, or with `top` > 0 the `top` modules ranked
+ * by `rank_by` (a column; NULL: "total_skew"), highest first. `columns`: column ids
+ * (QUANTITY_FIGURE: self, total, cuda_self or cuda_total and min, median, p90, max, skew or
+ * source; "reports"); NULL/0: the default set. Formats tree, json, csv and markdown, else
+ * LP_ERR_UNSUPPORTED; an unknown column is LP_ERR_NOT_FOUND. */
+LP_API int lp_merge_render(const lp_merge *merge, lp_format format, const char *const *columns,
+                           size_t n_columns, int top, const char *rank_by, FILE *out);
+
+LP_API void lp_merge_free(lp_merge *merge);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Configuration files                                                                         */

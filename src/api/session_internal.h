@@ -55,7 +55,7 @@ typedef struct session_forward {
 struct lp_session {
     lp_options opts; /* pointers below are the session's own copies */
     char *model_path, *device, *sort;
-    char **paths, **columns;
+    char **paths, **columns, **labels;
     lp_output_spec *outputs;
     char **output_files;
     lp_input_spec inputs[LP_MAX_INPUTS];

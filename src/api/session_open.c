@@ -56,6 +56,7 @@ static int copy_options(lp_session *s, const lp_options *o) {
     s->sort = dup_or_null(o->sort);
     s->paths = dup_list(o->paths, o->n_paths);
     s->columns = dup_list(o->columns, o->n_columns);
+    s->labels = dup_list(o->labels, o->n_labels);
     if (o->n_outputs) {
         s->outputs = calloc(o->n_outputs, sizeof *s->outputs);
         s->output_files = calloc(o->n_outputs, sizeof *s->output_files);
@@ -71,12 +72,13 @@ static int copy_options(lp_session *s, const lp_options *o) {
     s->opts.sort = s->sort;
     s->opts.paths = (const char *const *)s->paths;
     s->opts.columns = (const char *const *)s->columns;
+    s->opts.labels = (const char *const *)s->labels;
     s->opts.outputs = s->outputs;
     s->opts.inputs = NULL;
     s->opts.libraries = NULL; /* loaded during open, not kept */
     s->opts.n_libraries = 0;
     if (!s->model_path || !s->device || (o->sort && !s->sort) || (o->n_paths && !s->paths) ||
-        (o->n_columns && !s->columns))
+        (o->n_columns && !s->columns) || (o->n_labels && !s->labels))
         return lp_error_set(LP_ERR_NOMEM, "out of memory");
     return LP_OK;
 }
@@ -337,6 +339,7 @@ void lp_session_close(lp_session *s) {
     free(s->sort);
     free_list(s->paths, s->opts.n_paths);
     free_list(s->columns, s->opts.n_columns);
+    free_list(s->labels, s->opts.n_labels);
     free_list(s->output_files, s->opts.n_outputs);
     free(s->outputs);
     for (size_t i = 0; i < s->n_inputs; i++)

@@ -101,6 +101,8 @@ static int render_export(lp_session *s, lp_format format, const lp_render_opts *
                      .n_inputs = n_inputs,
                      .paths = s->opts.paths,
                      .n_paths = s->opts.n_paths,
+                     .labels = s->opts.labels,
+                     .n_labels = s->opts.n_labels,
                      .notes = ro->notes,
                      .n_notes = ro->n_notes,
                      .dropped_events = st.dropped + st.unbalanced,
@@ -146,7 +148,10 @@ static int render_metrics(lp_session *s, FILE *out) {
                           atomic_load_explicit(&s->forwards_sampled, memory_order_relaxed)};
     ro.hist = &src;
     json_t *run = json_object();
-    if (!run || json_object_set_new(run, "model", json_string(s->model_path))) {
+    /* The run's labels go on every series: the same words as in its JSON reports. */
+    if (!run || json_object_set_new(run, "model", json_string(s->model_path)) ||
+        (s->opts.n_labels &&
+         json_object_set_new(run, "labels", lp_export_labels(s->opts.labels, s->opts.n_labels)))) {
         json_decref(run);
         return lp_error_set(LP_ERR_NOMEM, "out of memory describing the run");
     }

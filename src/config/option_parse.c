@@ -9,6 +9,7 @@
 #include "base/error.h"
 #include "base/suggest.h"
 #include "config/input_spec.h"
+#include "config/labels.h"
 #include "config/option_parse.h"
 #include "report/columns.h"
 
@@ -212,6 +213,8 @@ int lp_opt_check_string(const lp_opt *opt, const char *subject, const char *text
         return check_device(opt, subject, text);
     case LP_CHECK_COLUMN:
         return check_column(opt, subject, text);
+    case LP_CHECK_LABEL:
+        return lp_label_check(subject, text);
     default:
         return LP_OK;
     }
@@ -267,7 +270,12 @@ static int append_path(const lp_opt *opt, const char *subject, const char *text,
     size_t n = *LP_OPT_COUNT(o, opt);
     const char **list = grown(a, *LP_OPT_FIELD(o, opt, const char *const *), n, 1, sizeof *list);
     if (!*text) return wrong_text(opt, subject, text);
+    int rc = opt->check ? lp_opt_check_string(opt, subject, text) : LP_OK;
+    if (rc) return rc;
     if (!list || !(list[n] = lp_arena_strndup(a, text, strlen(text)))) return nomem();
+    /* Checked whole before it replaces the old list: an error leaves the options unchanged. */
+    if (opt->check == LP_CHECK_LABEL && (rc = lp_labels_check_list(subject, list, n + 1)))
+        return rc;
     *LP_OPT_FIELD(o, opt, const char *const *) = list;
     *LP_OPT_COUNT(o, opt) = n + 1;
     return LP_OK;

@@ -7,6 +7,7 @@
 
 #include "base/error.h"
 #include "base/out_size.h"
+#include "config/labels.h"
 #include "config/option_table.h"
 #include "layerprof.h"
 #include "report/columns.h"
@@ -116,6 +117,13 @@ static const lp_opt table[] = {
      .help = "profile only these modules and their subtrees: dotted (features.3), torchprof "
              "tuples (AlexNet,features,3) or globs (features.*, **.conv1, layer?.0); repeatable",
      .section = LP_SECTION_RECORD},
+    {"labels", "label", LP_OPT_PATHS, LP_OPTF_REPEATABLE, OPT(labels), OPT(n_labels),
+     .max = LP_MAX_LABELS, .check = LP_CHECK_LABEL, .default_text = "none",
+     .what = "a list of NAME=VALUE labels", .value_name = "NAME=VALUE",
+     .help = "where the run comes from (host=a, rank=3): kept in the JSON report's run and added "
+             "to every OpenMetrics series; Prometheus' label rules, at most " STR(
+                 LP_MAX_LABELS) "; repeatable",
+     .section = LP_SECTION_RUN},
     {"display", NULL, LP_OPT_MAPPING, 0, .default_text = "see below",
      .help = "how the report looks"},
     {"display.depth", "depth", LP_OPT_INT, 0, OPT(depth), .lo = -1, .hi = INT_MAX,

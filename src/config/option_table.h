@@ -36,7 +36,12 @@ typedef enum lp_opt_type {
 } lp_opt_type;
 
 /* A further check of a string's value. */
-typedef enum lp_opt_check { LP_CHECK_NONE = 0, LP_CHECK_DEVICE, LP_CHECK_COLUMN } lp_opt_check;
+typedef enum lp_opt_check {
+    LP_CHECK_NONE = 0,
+    LP_CHECK_DEVICE,
+    LP_CHECK_COLUMN,
+    LP_CHECK_LABEL /* a list of "NAME=VALUE" (config/labels.h): each, and the names unique */
+} lp_opt_check;
 
 enum {
     LP_OPTF_NULLABLE = 1u << 0,  /* YAML null leaves the string NULL (model, device, sort) */

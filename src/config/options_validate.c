@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "config/labels.h"
 #include "config/option_table.h"
 #include "config/option_parse.h"
 #include "config/options_version.h"
@@ -96,10 +97,12 @@ static int validate_list(const lp_opt *opt, const lp_options *o) {
             if (!s)
                 return lp_error_set(LP_ERR_INVALID, "%.*s%s %zu is NULL", singular, name,
                                     ies ? "y" : "", i + 1);
-            if (opt->type == LP_OPT_COLUMNS) rc = lp_opt_check_string(opt, opt->key, s);
+            if (opt->type == LP_OPT_COLUMNS || opt->check)
+                rc = lp_opt_check_string(opt, opt->key, s);
         }
         if (rc) return rc;
     }
+    if (opt->check == LP_CHECK_LABEL) return lp_labels_check_list(opt->key, list, n);
     return LP_OK;
 }
 

@@ -21,6 +21,8 @@ size_t lp_options_size_of(unsigned version) {
     case 5:
         return offsetof(lp_options, name_width);
     case 6:
+        return offsetof(lp_options, labels);
+    case 7:
         return sizeof(lp_options);
     default:
         return 0;

@@ -31,6 +31,8 @@ typedef struct lp_run_meta {
     size_t n_inputs;
     const char *const *paths;
     size_t n_paths;
+    const char *const *labels; /* "NAME=VALUE" each, checked (config/labels.h) */
+    size_t n_labels;
     const char *const *notes;
     size_t n_notes;
     uint64_t dropped_events;
@@ -38,6 +40,10 @@ typedef struct lp_run_meta {
      * synchronisation included); 0: not measured (the program's own forwards). */
     uint64_t forward_ns;
 } lp_run_meta;
+
+/* The run's labels ("NAME=VALUE" each) as the run object's "labels": {"NAME": "VALUE", ...}, in
+ * order. New reference, NULL when out of memory. */
+json_t *lp_export_labels(const char *const *labels, size_t n);
 
 /* The "run" object (new reference), or NULL when out of memory. */
 json_t *lp_export_run(const lp_run_meta *m);

@@ -58,6 +58,19 @@ static const char *mode_name(lp_mode mode) {
     return mode == LP_MODE_HOOKS ? "hooks" : "markers";
 }
 
+json_t *lp_export_labels(const char *const *labels, size_t n) {
+    json_t *o = json_object();
+    for (size_t i = 0; o && i < n; i++) {
+        size_t name = strcspn(labels[i], "=");
+        json_t *v = json_string(labels[i][name] ? labels[i] + name + 1 : "");
+        if (!v || json_object_setn_new(o, labels[i], name, v)) {
+            json_decref(o);
+            return NULL;
+        }
+    }
+    return o;
+}
+
 json_t *lp_export_run(const lp_run_meta *m) {
     int ok = 1;
     json_t *run = json_object(), *opt = json_object();
@@ -74,6 +87,8 @@ json_t *lp_export_run(const lp_run_meta *m) {
     put(run, "date", jstr(m->date), &ok);
     put(run, "iterations", juint(m->iterations), &ok);
     if (m->forward_ns) put(run, "forward_ns", juint(m->forward_ns), &ok);
+    /* Only when given: reports without labels keep the bytes they always had. */
+    if (m->n_labels) put(run, "labels", lp_export_labels(m->labels, m->n_labels), &ok);
     put(opt, "warmup", jint(m->warmup), &ok);
     put(opt, "threads", jint(m->threads), &ok);
     put(opt, "seed", juint(m->seed), &ok);

@@ -20,6 +20,9 @@ typedef struct om_ctx {
     const lp_render_opts *ro;
     FILE *out;
     char model[256]; /* escaped */
+    /* The run's labels (lp_options.labels), escaped, each as ',name="value"': after the module's
+     * own on every series. 16 labels of 64-byte names and 256-byte values, escaped. */
+    char extra[16 * (64 + 4 + 2 * 256) + 1];
 } om_ctx;
 
 /* A label value with \, " and line feeds escaped, as the text format wants. */
@@ -63,13 +66,35 @@ static int folded(const om_ctx *c, size_t i) {
     return c->ro->metrics_depth >= 0 && c->tree->nodes[i].depth == c->ro->metrics_depth;
 }
 
-/* The labels of node i: model, module, class. */
+/* The room for a series' labels: the module's (its path up to 1024 bytes) and the run's. */
+#define OM_LABELS_MAX (1600 + sizeof(((om_ctx *)0)->extra))
+
+/* The run's labels ("labels": {"name": "value"}) as ',name="value"...'; names were checked when
+ * the run was set up (config/labels.h), values are escaped here. */
+static void run_labels(const json_t *run, char *buf, size_t size) {
+    size_t len = 0;
+    const char *name;
+    json_t *v;
+    buf[0] = '\0';
+    json_object_foreach(json_object_get(run, "labels"), name, v) {
+        char value[2 * 256 + 1];
+        escape(json_string_value(v), value, sizeof value);
+        int n = snprintf(buf + len, size - len, ",%s=\"%s\"", name, value);
+        if (n < 0 || (size_t)n >= size - len) { /* not whole: none of it */
+            buf[len] = '\0';
+            return;
+        }
+        len += (size_t)n;
+    }
+}
+
+/* The labels of node i: model, module, class, then the run's. */
 static void labels(const om_ctx *c, size_t i, char *buf, size_t size) {
     const lp_tree_node *n = &c->tree->nodes[i];
     char path[1024], cls[256];
     escape(n->path && *n->path ? n->path : ROOT_LABEL, path, sizeof path);
     escape(n->class_name, cls, sizeof cls);
-    snprintf(buf, size, "model=\"%s\",module=\"%s\",class=\"%s\"", c->model, path, cls);
+    snprintf(buf, size, "model=\"%s\",module=\"%s\",class=\"%s\"%s", c->model, path, cls, c->extra);
 }
 
 static void put_seconds(FILE *out, uint64_t ns) {
@@ -98,7 +123,7 @@ static void put_histogram(const om_ctx *c, const char *name, const char *help, i
         lp_hist h[2];
         node_hists(c, i, &h[0], &h[1]);
         const lp_hist *x = &h[which];
-        char l[1600];
+        char l[OM_LABELS_MAX];
         labels(c, i, l, sizeof l);
         uint64_t cum = 0;
         /* A report's histograms are their +Inf bucket alone; a session's every bound. */
@@ -125,7 +150,7 @@ static void put_calls(const om_ctx *c) {
         if (!shown(c, i)) continue;
         lp_hist self, total;
         node_hists(c, i, &self, &total);
-        char l[1600];
+        char l[OM_LABELS_MAX];
         labels(c, i, l, sizeof l);
         fprintf(out, "layerprof_module_calls_total{%s} %" PRIu64 "\n", l, total.count);
     }
@@ -136,7 +161,7 @@ static void put_gauges(const om_ctx *c) {
     int any_size = 0;
     for (size_t i = 0; i < c->tree->n_nodes; i++)
         any_size |= shown(c, i) && c->tree->nodes[i].fig.size.known;
-    char l[1600];
+    char l[OM_LABELS_MAX];
     if (any_size) {
         fputs("# HELP layerprof_module_parameters Parameters (elements) of the module and its "
               "submodules.\n# TYPE layerprof_module_parameters gauge\n",
@@ -167,11 +192,11 @@ static void put_forwards(const om_ctx *c) {
     fprintf(c->out,
             "# HELP layerprof_forwards_total Forwards of the model the session saw.\n"
             "# TYPE layerprof_forwards_total counter\n"
-            "layerprof_forwards_total{model=\"%s\"} %" PRIu64 "\n"
+            "layerprof_forwards_total{model=\"%s\"%s} %" PRIu64 "\n"
             "# HELP layerprof_sampled_forwards_total Forwards that were profiled.\n"
             "# TYPE layerprof_sampled_forwards_total counter\n"
-            "layerprof_sampled_forwards_total{model=\"%s\"} %" PRIu64 "\n",
-            c->model, all, c->model, sampled);
+            "layerprof_sampled_forwards_total{model=\"%s\"%s} %" PRIu64 "\n",
+            c->model, c->extra, all, c->model, c->extra, sampled);
 }
 
 int lp_render_openmetrics(const lp_tree *tree, const json_t *run, const lp_render_opts *ro,
@@ -190,7 +215,8 @@ int lp_render_openmetrics(const lp_tree *tree, const json_t *run, const lp_rende
         return lp_error_set(LP_ERR_UNSUPPORTED,
                             "the openmetrics format does not cover sessions with regions yet: "
                             "its series are per module of the model");
-    om_ctx c = {tree, ro, out, ""};
+    om_ctx c = {tree, ro, out, "", ""};
+    run_labels(run, c.extra, sizeof c.extra);
     if (ro->metrics_model)
         escape(ro->metrics_model, c.model, sizeof c.model);
     else

@@ -7,6 +7,9 @@ if(TARGET layerprof-serve)
            COMMAND ${LP_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/test_serve_example.py ${lp_serve_args})
   add_test(NAME integration.prometheus
            COMMAND ${LP_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/test_prometheus.py ${lp_serve_args})
-  set_tests_properties(examples.serve integration.prometheus PROPERTIES
+  # Two instances, one slower, one Prometheus: the fleet queries of docs/production.md.
+  add_test(NAME integration.prometheus_fleet
+           COMMAND ${LP_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/test_prometheus_fleet.py ${lp_serve_args})
+  set_tests_properties(examples.serve integration.prometheus integration.prometheus_fleet PROPERTIES
                        LABELS "integration" TIMEOUT ${LP_TEST_TIMEOUT} SKIP_RETURN_CODE 77)
 endif()

@@ -66,7 +66,7 @@ static void unknown_versions_are_refused_and_nothing_is_written(void **state) {
     lp_options o;
     memset(&o, 0xCD, sizeof o);
     assert_int_equal(lp_options_init_version(&o, LP_OPTIONS_VERSION + 1), LP_ERR_INVALID);
-    assert_non_null(strstr(lp_error_last(), "newer than this layerprof reads (2 to 6)"));
+    assert_non_null(strstr(lp_error_last(), "newer than this layerprof reads (2 to 7)"));
     assert_int_equal(lp_options_init_version(&o, 1), LP_ERR_INVALID);
     assert_non_null(strstr(lp_error_last(), "options version 1 is not one this layerprof reads"));
     const unsigned char *p = (const unsigned char *)&o;
@@ -171,6 +171,23 @@ static void a_version_5_struct_reads_name_width_as_its_default(void **state) {
     free(buf);
 }
 
+/* Version 7 added `labels`: a version-6 struct is initialised without them, has none, and refuses
+ * to set one. */
+static void a_version_6_struct_has_no_labels(void **state) {
+    (void)state;
+    size_t n = offsetof(lp_options, labels), guard = 64;
+    unsigned char *buf = malloc(n + guard);
+    assert_non_null(buf);
+    memset(buf, 0xCD, n + guard);
+    lp_options *o = (lp_options *)(void *)buf;
+    assert_int_equal(lp_options_init_version(o, 6), LP_OK);
+    for (size_t i = n; i < n + guard; i++)
+        if (buf[i] != 0xCD) fail_msg("byte %zu past the version-6 struct was written", i - n);
+    assert_int_equal(lp_options_set(o, "labels", "rank=1"), LP_ERR_INVALID);
+    assert_non_null(strstr(lp_error_last(), "'labels' needs options version 7"));
+    free(buf);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(init_writes_only_the_callers_version),
@@ -178,6 +195,7 @@ int main(void) {
         cmocka_unit_test(set_writes_inside_the_version_and_refuses_what_it_lacks),
         cmocka_unit_test(validate_and_write_read_a_version_2_struct),
         cmocka_unit_test(a_version_5_struct_reads_name_width_as_its_default),
+        cmocka_unit_test(a_version_6_struct_has_no_labels),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -80,9 +80,27 @@ static void json_report_holds_integers_but_for_the_welford_terms(void **state) {
     lp_tree_free(&t);
 }
 
+/* The run's labels: an object in the order given, only when there are some (a report without
+ * them keeps the bytes it always had). */
+static void run_labels_only_when_given(void **state) {
+    (void)state;
+    json_t *run = fx_run();
+    assert_null(json_object_get(run, "labels"));
+    json_decref(run);
+    static const char *const labels[] = {"rank=3", "host=a=b"};
+    lp_run_meta m = {.model = "m.pt", .labels = labels, .n_labels = 2};
+    run = lp_export_run(&m);
+    assert_non_null(run);
+    char *text = json_dumps(json_object_get(run, "labels"), JSON_COMPACT | JSON_PRESERVE_ORDER);
+    assert_string_equal(text, "{\"rank\":\"3\",\"host\":\"a=b\"}");
+    free(text);
+    json_decref(run);
+}
+
 int main(void) {
     const struct CMUnitTest others[] = {
         cmocka_unit_test(json_report_holds_integers_but_for_the_welford_terms),
+        cmocka_unit_test(run_labels_only_when_given),
     };
     return golden_cases_main("json_write", json_with_run, cases, sizeof cases / sizeof cases[0],
                              others, sizeof others / sizeof others[0]);

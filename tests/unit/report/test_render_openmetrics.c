@@ -3,6 +3,7 @@
  * a report's from the tree's sums (+Inf alone), the depth limit folding a subtree into its
  * ancestor, label escaping, and the families' order. LP_UPDATE_GOLDEN=1 rewrites the files. */
 #include "golden_cases.h"
+#include "report/json_report.h"
 #include "tree_fixtures.h"
 
 #include <string.h>
@@ -101,8 +102,32 @@ static void refusals(void **state) {
     lp_tree_free(&t);
 }
 
+/* The run's labels (--label) follow the module's on every series, values escaped, in order. */
+static void run_labels_on_every_series(void **state) {
+    (void)state;
+    lp_tree t;
+    tree_net(&t);
+    const char *labels[] = {"rank=3", "host=a\"b"};
+    json_t *run =
+        json_pack("{s:s, s:o}", "model", "models/net.pt", "labels", lp_export_labels(labels, 2));
+    FILE *f = tmpfile();
+    assert_int_equal(lp_render_openmetrics(&t, run, NULL, f), LP_OK);
+    char *text = golden_take(f);
+    assert_non_null(strstr(text,
+                           "layerprof_module_self_seconds_bucket{model=\"net\",module=\"stem\","
+                           "class=\"Conv2d\",rank=\"3\",host=\"a\\\"b\",le=\"+Inf\"} 2\n"));
+    /* Every sample line carries them. */
+    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n"))
+        if (line[0] != '#' && !strstr(line, ",rank=\"3\",host=\"a\\\"b\""))
+            fail_msg("a series without the run's labels: %s", line);
+    free(text);
+    json_decref(run);
+    lp_tree_free(&t);
+}
+
 int main(void) {
-    const struct CMUnitTest others[] = {cmocka_unit_test(refusals)};
+    const struct CMUnitTest others[] = {cmocka_unit_test(refusals),
+                                        cmocka_unit_test(run_labels_on_every_series)};
     return golden_cases_main("render_openmetrics", render_as_report, cases,
-                             sizeof cases / sizeof cases[0], others, 1);
+                             sizeof cases / sizeof cases[0], others, 2);
 }
