@@ -123,9 +123,9 @@ typedef struct lp_tree_node {
     int32_t last_child_scratch;        /* construction only: keeps lp_tree_add linear */
     int32_t folded; /* a folded view's row (lp_tree_fold): the modules it stands for, else 0 */
     /* A package's module whose work Inductor fused into a kernel placed in another module
-     * (docs/pt2.md): that module's path in the model ("" the root) and the kernel's name, from the
-     * first such kernel, and how many more kernels took some of its work. NULL when none. Says
-     * where the module's time went; no time moves (lp_tree_set_fused). */
+     * (docs/pt2.md): that module's path in the model ("" the root) and the kernel's name (the
+     * shim picks which, of several), and how many more kernels took some of its work. NULL when
+     * none. Says where the module's time went; no time moves (lp_tree_set_fused). */
     const char *fused_module, *fused_kernel;
     uint32_t fused_more;
     lp_figures fig;

@@ -9,7 +9,7 @@
  * numbers print without decimals, others with three. Depth folding and sorting are display
  * choices of the tree view and do not apply: a CSV holds every row. A package's tree with modules
  * whose work Inductor fused into another module's kernel ends each row with two more fields,
- * fused_into_module and fused_into_kernel (the first such kernel, whole), empty on other rows;
+ * fused_into_module and fused_into_kernel (the kernel the row names, whole), empty on other rows;
  * other trees keep their columns. */
 #include <math.h>
 #include <stdlib.h>
