@@ -750,6 +750,13 @@ typedef struct lp_node_info {
     int out_rank;
     int64_t out_shape[LP_MAX_DIMS];
     int out_shape_varies;
+    /* A package's module with no kernel of its own whose work Inductor fused into kernels placed
+     * in other modules (docs/pt2.md): the path of the module holding the kernel ("" the root) and
+     * the kernel's name (of several, the one placed deepest), and how many more kernels took some
+     * of its work; NULL and 0 otherwise. Its time is in that module's row, not this one's: this
+     * says where it went. */
+    const char *fused_into_module, *fused_into_kernel;
+    unsigned fused_into_more;
 } lp_node_info;
 
 /* The number of nodes in the module tree (named_modules() order, root first). Like every getter

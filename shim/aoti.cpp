@@ -50,6 +50,15 @@ struct Pt2 {
         std::vector<int32_t> chain; // the modules from below the root down to its placement
     };
     std::vector<Kernel> kernels;
+    // Per module: where Inductor fused its work into a kernel placed in another module (the
+    // first such kernel, and how many more), for its row to say where its time went.
+    struct FusedInto {
+        int32_t kernel = -1; // index into `kernels`, -1: none
+        std::string module;  // the kernel's placement
+        size_t depth = 0;    // the placement's depth
+        unsigned more = 0;
+    };
+    std::vector<FusedInto> fused_into;
     std::vector<uint64_t> calls;     // per module: calls per forward, from the export
     bool calls_hooked = false;       // counted by forward hooks at export (else the graph's keys)
     size_t calls_without_nodes = 0;  // modules called there that left no node (identity modules)
@@ -195,6 +204,23 @@ const char *str_of(json_t *obj, const char *key) {
     return s ? s : "";
 }
 
+// Module `path` had work in the kernel at `kernel`, placed `depth` levels below the root in
+// `placed`: when that is another module, the module's row names where its time went
+// (lps_model_module_fused). Of several such kernels it names the one placed deepest, the most
+// specific (resnet18's first kernel, placed in the root, touches every convolution and batch
+// norm; a block's batch norm and ReLU went into the block's own kernel), the first of equals.
+void note_fused(lps_model *m, const std::string &path, const std::string &placed, size_t kernel,
+                size_t depth) {
+    auto it = m->path_to_module.find(path);
+    if (path == placed || it == m->path_to_module.end()) return;
+    Pt2::FusedInto &f = m->pt2->fused_into[static_cast<size_t>(it->second)];
+    if (f.kernel >= 0) f.more++;
+    if (f.kernel >= 0 && depth <= f.depth) return;
+    f.kernel = static_cast<int32_t>(kernel);
+    f.module = placed;
+    f.depth = depth;
+}
+
 // Fills the modules, kernels and inputs from the map; a status with a message on a malformed one.
 int parse_map(lps_model *m, const std::string &text, const char *path) {
     json_error_t err;
@@ -240,6 +266,8 @@ int parse_map(lps_model *m, const std::string &text, const char *path) {
         m->modules.push_back(std::move(e));
         p.calls.push_back(num("calls"));
     }
+    p.fused_into.resize(m->modules.size());
+    std::vector<bool> has_kernel(m->modules.size());
     json_array_foreach(kers, i, v) {
         Pt2::Kernel k;
         k.name = str_of(v, "name");
@@ -263,11 +291,19 @@ int parse_map(lps_model *m, const std::string &text, const char *path) {
         }
         if (json_array_size(fused)) k.label += "]";
         auto it = m->path_to_module.find(placed);
-        for (int32_t n = it == m->path_to_module.end() ? 0 : it->second; n > 0;
-             n = m->modules[n].parent)
+        int32_t at = it == m->path_to_module.end() ? 0 : it->second;
+        for (int32_t n = at; n > 0; n = m->modules[n].parent)
             k.chain.insert(k.chain.begin(), n);
+        has_kernel[static_cast<size_t>(at)] = true;
+        json_array_foreach(fused, j, f) // every one, though the label names three
+            note_fused(m, json_string_value(f) ? json_string_value(f) : "", placed,
+                       p.kernels.size(), k.chain.size());
         p.kernels.push_back(std::move(k));
     }
+    // A module with kernels of its own has its own time on its row: the marker is for those
+    // whose work all went into other modules' kernels (the rows that read 0 us).
+    for (size_t n = 0; n < has_kernel.size(); n++)
+        if (has_kernel[n]) p.fused_into[n] = Pt2::FusedInto{};
     json_array_foreach(json_object_get(root, "inputs"), i, v)
         p.inputs.push_back(json_string_value(v) ? json_string_value(v) : "");
     for (const auto &s : p.inputs)
@@ -532,6 +568,21 @@ void pt2_leave(lps_model *, bool) noexcept {}
 #endif
 
 } // namespace lps
+
+extern "C" int lps_model_module_fused(const lps_model *m, size_t index, const char **module,
+                                      const char **kernel, unsigned *more) noexcept {
+    if (!m || !module || !kernel || !more)
+        return lp_error_set(LP_ERR_INVALID, "lps_model_module_fused: NULL argument");
+    *module = *kernel = nullptr;
+    *more = 0;
+    if (!m->pt2 || index >= m->pt2->fused_into.size()) return LP_OK;
+    const lps::Pt2::FusedInto &f = m->pt2->fused_into[index];
+    if (f.kernel < 0) return LP_OK;
+    *module = f.module.c_str();
+    *kernel = m->pt2->kernels[static_cast<size_t>(f.kernel)].name.c_str();
+    *more = f.more;
+    return LP_OK;
+}
 
 extern "C" int lps_model_pt2_info(const lps_model *m, lps_pt2_info *out) noexcept {
     if (!m || !out) return lp_error_set(LP_ERR_INVALID, "lps_model_pt2_info: NULL argument");

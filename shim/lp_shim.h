@@ -115,6 +115,15 @@ typedef struct lps_pt2_info {
     size_t calls_without_nodes; /* modules called there that left no node in the graph */
 } lps_pt2_info;
 int lps_model_pt2_info(const lps_model *m, lps_pt2_info *out) LPS_NOEXCEPT;
+/* Where the work of module `index` of a package went when it has no kernel of its own and
+ * Inductor fused its nodes into kernels placed in other modules (the map's kernels and the modules
+ * each fused, docs/pt2.md): the path of the module holding the kernel ("" the root) in *module,
+ * the kernel's name in *kernel (of several, the one placed deepest: the most specific), how many
+ * more kernels took some of its work in *more. *module is NULL otherwise (and for every
+ * TorchScript module). Read once, when the session builds its tree; strings borrowed from the
+ * model. */
+int lps_model_module_fused(const lps_model *m, size_t index, const char **module,
+                           const char **kernel, unsigned *more) LPS_NOEXCEPT;
 
 /* The module tree in named_modules() order, root first. Strings are borrowed from the model. */
 size_t lps_model_module_count(const lps_model *m) LPS_NOEXCEPT;

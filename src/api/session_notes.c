@@ -23,8 +23,8 @@ void session_add_note(lp_session *s, const char *fmt, ...) {
 static void add_pt2_notes(lp_session *s, const lps_pt2_info *pt2) {
     session_add_note(s,
                      "mode: AOTInductor package (each compiled kernel timed in the module its "
-                     "nodes came from, a fused one in its modules' lowest common ancestor; calls "
-                     "%s)",
+                     "nodes came from, a fused one in its modules' lowest common ancestor, where "
+                     "the others' rows say their time went: [fused into ...]; calls %s)",
                      pt2->calls_hooked ? "as forward hooks counted them at export"
                                        : "as the exported graph recorded them");
     if (pt2->calls_without_nodes)

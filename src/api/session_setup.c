@@ -18,6 +18,12 @@ int session_setup_tree(lp_tree *t, const lps_model *m) {
         int known = lps_model_module_size(m, i, &ms) == LP_OK;
         lp_module_size size = {1, ms.self_params, ms.params, ms.self_bytes, ms.bytes};
         lp_tree_set_module(t, rc, !lps_model_module_has_forward(m, i), known ? &size : NULL);
+        /* A package's module fused into another's kernel: its row says where its time went. */
+        const char *into, *kernel;
+        unsigned more;
+        int32_t node = rc;
+        rc = lps_model_module_fused(m, i, &into, &kernel, &more);
+        if (rc == LP_OK && into) rc = lp_tree_set_fused(t, node, into, kernel, more);
     }
     return rc < 0 ? rc : LP_OK; /* the shim and the tree report through the same message */
 }

@@ -88,6 +88,9 @@ int lp_tree_node_info(const lp_tree *t, size_t index, lp_node_info *out, const c
     for (int d = 0; d < out->out_rank && d < LP_MAX_DIMS; d++)
         out->out_shape[d] = n->fig.out.dims[d];
     out->out_shape_varies = n->fig.out.varies;
+    out->fused_into_module = n->fused_module;
+    out->fused_into_kernel = n->fused_kernel;
+    out->fused_into_more = n->fused_more;
     return LP_OK;
 }
 

@@ -201,6 +201,22 @@ int lp_tree_set_class(lp_tree *t, int32_t index, const char *class_name) {
     return LP_OK;
 }
 
+int lp_tree_set_fused(lp_tree *t, int32_t index, const char *module, const char *kernel,
+                      uint32_t more) {
+    lp_tree_node *n = &t->nodes[index];
+    n->fused_module = n->fused_kernel = NULL;
+    n->fused_more = 0;
+    if (!module) return LP_OK;
+    n->fused_module = own_str(t, module);
+    n->fused_kernel = own_str(t, kernel ? kernel : "");
+    if (!n->fused_module || !n->fused_kernel) {
+        n->fused_module = n->fused_kernel = NULL;
+        return lp_error_set(LP_ERR_NOMEM, "out of memory naming where '%s' was fused", n->path);
+    }
+    n->fused_more = more;
+    return LP_OK;
+}
+
 int32_t lp_tree_find(const lp_tree *t, const char *path) {
     for (size_t i = 0; i < t->n_nodes; i++)
         if (strcmp(t->nodes[i].path, path) == 0) return (int32_t)i;

@@ -141,6 +141,12 @@ typedef struct lp_tree_node {
     int kind;                          /* lp_node_kind (layerprof.h); LP_NODE_MODULE is 0 */
     int32_t last_child_scratch;        /* construction only: keeps lp_tree_add linear */
     int32_t folded; /* a folded view's row (lp_tree_fold): the modules it stands for, else 0 */
+    /* A package's module whose work Inductor fused into a kernel placed in another module
+     * (docs/pt2.md): that module's path in the model ("" the root) and the kernel's name (the
+     * shim picks which, of several), and how many more kernels took some of its work. NULL when
+     * none. Says where the module's time went; no time moves (lp_tree_set_fused). */
+    const char *fused_module, *fused_kernel;
+    uint32_t fused_more;
     lp_figures fig;
 } lp_tree_node;
 
@@ -182,6 +188,11 @@ int lp_tree_add(lp_tree *t, const char *path, const char *class_name, int32_t pa
 int lp_tree_set_name(lp_tree *t, int32_t index, const char *name);
 /* Replaces a node's class name, likewise. */
 int lp_tree_set_class(lp_tree *t, int32_t index, const char *class_name);
+/* Where module `index`'s work went when Inductor fused it into `kernel`, placed in the module at
+ * `module` (the path; "" the root), and `more` other kernels (lp_tree_node.fused_module). Copies
+ * the strings into the tree's pool. `module` NULL: clears it. */
+int lp_tree_set_fused(lp_tree *t, int32_t index, const char *module, const char *kernel,
+                      uint32_t more);
 /* What module `index` is beside its place (tree_shape.c): a container (no forward, never a call),
  * and its sizes (`size` NULL: unknown, left as they are). */
 void lp_tree_set_module(lp_tree *t, int32_t index, int container, const lp_module_size *size);

@@ -119,6 +119,11 @@ int lp_tree_fold(const lp_tree *from, int depth, int prune, lp_tree *out) {
             row_of[i] = rc;
             row_measured[rc] = (uint8_t)lp_node_measured(h);
             lp_tree_restore_node(out, rc, h->kind, h->selected, h->container, &h->fig);
+            if (h->fused_module) {
+                int32_t row = rc;
+                rc = lp_tree_set_fused(out, row, h->fused_module, h->fused_kernel, h->fused_more);
+                if (rc < 0) break;
+            }
             continue;
         }
         const lp_tree_node *p = &from->nodes[h->parent];

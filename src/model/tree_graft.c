@@ -49,6 +49,10 @@ int lp_tree_graft(lp_tree *out, const lp_tree *from, int32_t parent, const char 
         o->selected = n->selected;
         o->container = n->container;
         o->fig = n->fig;
+        if (n->fused_module) {
+            int rc = lp_tree_set_fused(out, idx, n->fused_module, n->fused_kernel, n->fused_more);
+            if (rc) return rc;
+        }
     }
     int32_t op_base = (int32_t)out->n_ops;
     for (size_t r = 0; r < from->n_ops; r++) { /* a parent op row precedes its children */

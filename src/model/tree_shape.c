@@ -22,6 +22,8 @@ int lp_tree_copy_shape(lp_tree *out, lp_tree *from) {
         const lp_tree_node *n = &from->nodes[i];
         rc = lp_tree_add(out, n->path, n->class_name, n->parent);
         if (rc >= 0) lp_tree_set_module(out, rc, n->container, &n->fig.size);
+        if (rc >= 0 && n->fused_module)
+            rc = lp_tree_set_fused(out, rc, n->fused_module, n->fused_kernel, n->fused_more);
     }
     if (rc < 0) {
         lp_tree_free(out);

@@ -4,6 +4,7 @@
  * version), so a file layerprof wrote reads back into the same tree, and writing that tree again
  * gives the same bytes. The "run" object is kept as it was read and written back untouched. */
 #include <limits.h>
+#include <stdint.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -237,6 +238,21 @@ static int read_kind(const reader *rd, const json_t *m, int *kind) {
     return LP_OK;
 }
 
+/* "fused_into" (optional: a package's module whose work another module's kernel took). */
+static int read_fused(reader *rd, const json_t *m, int32_t idx) {
+    const json_t *f = json_object_get(m, "fused_into");
+    if (!f) return LP_OK;
+    if (!json_is_object(f)) return bad(rd, "fused_into", "expected an object");
+    const char *module = get_str(rd, f, "module");
+    const char *kernel = module ? get_str(rd, f, "kernel") : NULL;
+    uint64_t more = 0;
+    if (!kernel) return LP_ERR_INVALID;
+    int rc = get_uint(rd, f, "more_kernels", &more);
+    if (rc) return rc;
+    if (more > UINT32_MAX) return bad(rd, "fused_into", "more_kernels out of range");
+    return lp_tree_set_fused(&rd->r->tree, idx, module, kernel, (uint32_t)more);
+}
+
 static int read_modules(reader *rd, const json_t *mods) {
     lp_tree *t = &rd->r->tree;
     if (!json_is_array(mods)) return bad(rd, "modules", "expected an array");
@@ -272,6 +288,7 @@ static int read_modules(reader *rd, const json_t *mods) {
              (rc = get_uint(rd, m, "self_flops_sum", &fig.flops_self))))
             return rc;
         lp_tree_restore_node(t, idx, kind, selected, json_is_true(container), &fig);
+        if ((rc = read_fused(rd, m, idx))) return rc;
         json_t *ops = json_object_get(m, "ops");
         if (ops && (rc = read_ops(rd, ops, idx, -1, 0))) return rc;
     }

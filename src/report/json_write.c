@@ -213,6 +213,20 @@ static json_t *ops_json(const lp_tree *t, int32_t first, int *ok) {
     return a;
 }
 
+/* A package's module whose work was fused into another module's kernel: where its time went
+ * (docs/json-schema.md). Only on such modules, so other reports keep their bytes. */
+static json_t *fused_json(const lp_tree_node *n, int *ok) {
+    json_t *f = json_object();
+    if (!f) {
+        *ok = 0;
+        return NULL;
+    }
+    put(f, "module", jstr(n->fused_module), ok);
+    put(f, "kernel", jstr(n->fused_kernel), ok);
+    put(f, "more_kernels", juint(n->fused_more), ok);
+    return f;
+}
+
 json_t *lp_export_report(const lp_tree *t, const json_t *run) {
     int ok = 1;
     json_t *doc = json_object();
@@ -257,6 +271,7 @@ json_t *lp_export_report(const lp_tree *t, const json_t *run) {
             put(m, "self_param_bytes", juint(n->fig.size.self_bytes), &ok);
         }
         put_figures(m, t, &n->fig, &ok);
+        if (n->fused_module) put(m, "fused_into", fused_json(n, &ok), &ok);
         if (t->has_flops) put_flops(m, &n->fig, &ok);
         if (t->has_out_shape && n->fig.out.seen) put_out_shape(m, &n->fig.out, &ok);
         if (n->first_op >= 0) put(m, "ops", ops_json(t, n->first_op, &ok), &ok);

@@ -60,6 +60,12 @@ int lp_render_begin(const lp_tree *tree, FILE *out, const lp_render_opts **ro,
  * memory). */
 char *lp_render_op_label(const lp_tree *tree, int32_t op_row, int name_width, int ascii);
 
+/* A module row's label: its name, and for a package's module whose work Inductor fused into a
+ * kernel placed in another module, where its time went: "bn1 [fused into layer1.0: KERNEL]"
+ * ("+ N more" when more kernels took some; the root by its name), the kernel's name shortened to
+ * `name_width` (0: in full). Returns a malloc'ed string (NULL when out of memory). */
+char *lp_render_module_label(const lp_tree *tree, int32_t node, int name_width, int ascii);
+
 /* Whether `name` is shortened to `width` characters (lp_render_opts.name_width; under 16 counts
  * as 16, 0 never shortens): its first *head bytes, then lp_render_ellipsis(ascii) ("…", or "..."
  * with ASCII glyphs), then its last

@@ -7,7 +7,10 @@
  * columns' numbers unformatted, the unit in the header ("cpu_total_ns"): times in ns and calls per
  * iteration, memory in bytes per call, Mean/Min/Max/Std in ns per call, % Total in percent; whole
  * numbers print without decimals, others with three. Depth folding and sorting are display
- * choices of the tree view and do not apply: a CSV holds every row. */
+ * choices of the tree view and do not apply: a CSV holds every row. A package's tree with modules
+ * whose work Inductor fused into another module's kernel ends each row with two more fields,
+ * fused_into_module and fused_into_kernel (the kernel the row names, whole), empty on other rows;
+ * other trees keep their columns. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +47,7 @@ typedef struct csv {
     FILE *out;
     char *path; /* the current row's path, grown as op chains deepen */
     size_t cap;
+    int fused; /* some module was fused into another's kernel: the two fused_into fields */
 } csv;
 
 static int set_path(csv *c, size_t at, const char *add, const char *sep) {
@@ -62,7 +66,7 @@ static int set_path(csv *c, size_t at, const char *add, const char *sep) {
 }
 
 static void put_row(csv *c, const char *kind, const char *name, const char *cls, int depth,
-                    const lp_figures *fig, unsigned groups) {
+                    const lp_figures *fig, unsigned groups, const lp_tree_node *node) {
     put_field(c->out, c->path);
     fprintf(c->out, ",%s,", kind);
     put_field(c->out, name);
@@ -81,6 +85,12 @@ static void put_row(csv *c, const char *kind, const char *name, const char *cls,
             put_number(c->out, v);
         }
     }
+    if (c->fused) { /* where a fused module's time went: the module's path, the kernel */
+        fputc(',', c->out);
+        if (node && node->fused_module) put_field(c->out, node->fused_module);
+        fputc(',', c->out);
+        if (node && node->fused_module) put_field(c->out, node->fused_kernel);
+    }
     fputs("\r\n", c->out);
 }
 
@@ -91,7 +101,7 @@ static int put_ops(csv *c, int32_t first, size_t at, int depth) {
         int rc = set_path(c, at, label, "/");
         if (rc == LP_OK) {
             const lp_op_node *o = &c->t->ops[r];
-            put_row(c, "op", label, "", depth, &o->fig, LP_COLGRP_ALL);
+            put_row(c, "op", label, "", depth, &o->fig, LP_COLGRP_ALL, NULL);
             if (o->first_child >= 0) rc = put_ops(c, o->first_child, strlen(c->path), depth + 1);
         }
         free(label);
@@ -109,6 +119,9 @@ int lp_render_csv(const lp_tree *t, const lp_render_opts *ro, FILE *out) {
     fputs("path,kind,name,class,depth", out);
     for (size_t i = 0; i < c.n_cols; i++)
         fprintf(out, ",%s%s", c.cols[i]->id, c.cols[i]->unit);
+    for (size_t i = 0; i < t->n_nodes && !c.fused; i++)
+        c.fused = t->nodes[i].fused_module != NULL;
+    if (c.fused) fputs(",fused_into_module,fused_into_kernel", out);
     fputs("\r\n", out);
     int show_ops = ro->show_ops && t->has_ops;
     for (size_t i = 0; i < t->n_nodes && rc == LP_OK; i++) {
@@ -118,7 +131,8 @@ int lp_render_csv(const lp_tree *t, const lp_render_opts *ro, FILE *out) {
         /* A context or the session is a group, never a call: only its times hold. */
         if ((n->kind == LP_NODE_CONTEXT || n->kind == LP_NODE_SESSION) && n->fig.total_ns)
             groups = LP_COLGRP_TIME;
-        put_row(&c, lp_node_kind_name(n->kind), n->name, n->class_name, n->depth, &n->fig, groups);
+        put_row(&c, lp_node_kind_name(n->kind), n->name, n->class_name, n->depth, &n->fig, groups,
+                n);
         if (show_ops && n->first_op >= 0)
             rc = put_ops(&c, n->first_op, strlen(c.path), n->depth + 1);
     }

@@ -149,7 +149,17 @@ int lp_render_markdown(const lp_tree *tree, const lp_render_opts *ro, const json
         if (lp_node_stands_in(nd)) groups = LP_COLGRP_TIME;
         fputs("| ", out);
         indent(out, nd->depth);
-        put_text(out, nd->name);
+        if (nd->fused_module) { /* where a fused module's time went */
+            char *label = lp_render_module_label(t, (int32_t)i, ro->name_width, 0);
+            if (!label) {
+                rc = LP_ERR_NOMEM;
+                break;
+            }
+            put_text(out, label);
+            free(label);
+        } else {
+            put_text(out, nd->name);
+        }
         put_cells(&m, &fig, groups);
         if (show_ops && nd->first_op >= 0) rc = put_ops(&m, nd->first_op, nd->depth + 1);
     }

@@ -91,3 +91,23 @@ char *lp_render_op_label(const lp_tree *t, int32_t row, int name_width, int asci
              shapes ? " [" : "", shapes ? shapes : "", shapes ? "]" : "");
     return s;
 }
+
+char *lp_render_module_label(const lp_tree *t, int32_t node, int name_width, int ascii) {
+    const lp_tree_node *n = &t->nodes[node];
+    if (!n->fused_module) return strdup(n->name);
+    /* The receiving module by its path: a row's own name alone ("0") would not find it. */
+    const char *into = *n->fused_module || !t->n_nodes ? n->fused_module : t->nodes[0].name;
+    const char *kernel = n->fused_kernel ? n->fused_kernel : "";
+    size_t head = strlen(kernel), tail = 0;
+    const char *dots = "";
+    if (lp_render_name_cut(kernel, name_width, ascii, &head, &tail))
+        dots = lp_render_ellipsis(ascii);
+    char more[40] = "";
+    if (n->fused_more) snprintf(more, sizeof more, " + %u more", (unsigned)n->fused_more);
+    size_t len = strlen(n->name) + strlen(into) + head + strlen(dots) + tail + strlen(more) + 20;
+    char *s = malloc(len);
+    if (!s) return NULL;
+    snprintf(s, len, "%s [fused into %s: %.*s%s%s%s]", n->name, into, (int)head, kernel, dots,
+             kernel + strlen(kernel) - tail, more);
+    return s;
+}

@@ -262,6 +262,23 @@ static int render_contexts(const lp_tree *t, row *rows, FILE *out) {
     return LP_OK;
 }
 
+/* A module by its dotted path, and for a package's module fused into another's kernel where its
+ * time went ("layer1.0.bn1 [fused into layer1.0: KERNEL]", the kernel shortened as in the tree). */
+static char *module_row_name(const lp_tree *t, int32_t i) {
+    const lp_tree_node *nd = &t->nodes[i];
+    if (!nd->fused_module) return quote_name(nd->path, strlen(nd->path));
+    char *label = lp_render_module_label(t, i, 64, 0);
+    if (!label) return NULL;
+    const char *marker = label + strlen(nd->name); /* " [fused into ...]" */
+    size_t len = strlen(nd->path) + strlen(marker) + 1;
+    char *joined = malloc(len);
+    if (joined) snprintf(joined, len, "%s%s", nd->path, marker);
+    free(label);
+    char *q = joined ? quote_name(joined, strlen(joined)) : NULL;
+    free(joined);
+    return q;
+}
+
 /* A plain model: one table, a row per module that ran, named by its dotted path. */
 static int render_modules(const lp_tree *t, row *rows, FILE *out) {
     int dev = memory_device(t);
@@ -272,7 +289,7 @@ static int render_modules(const lp_tree *t, row *rows, FILE *out) {
         if (nd->fig.calls == 0) continue;
         memset(&rows[n], 0, sizeof rows[n]);
         fill_row(t, &rows[n], (int32_t)i, whole, dev);
-        rows[n].name = quote_name(nd->path, strlen(nd->path));
+        rows[n].name = module_row_name(t, (int32_t)i);
         if (!rows[n].name) {
             free_rows(rows, n);
             return LP_ERR_NOMEM;

@@ -248,7 +248,14 @@ static int add_row(render *r, const item *it, int last) {
     lp_figures fig;
     unsigned groups = LP_COLGRP_ALL;
     if (it->kind == ITEM_MODULE) {
-        lp_textbuf_puts(&r->text, t->nodes[it->idx].name);
+        if (t->nodes[it->idx].fused_module) { /* where a fused module's time went */
+            char *label = lp_render_module_label(t, it->idx, r->ro->name_width, r->ro->ascii);
+            if (!label) return LP_ERR_NOMEM;
+            lp_textbuf_puts(&r->text, label);
+            free(label);
+        } else {
+            lp_textbuf_puts(&r->text, t->nodes[it->idx].name);
+        }
         fig = module_figures(r, it->idx, &groups);
         if (t->nodes[it->idx].folded) r->folded = 1;
     } else if (it->kind == ITEM_OP) {

@@ -85,7 +85,8 @@ def check_model(lp, d, name, tmp, extra=(), tag="", how=None):
         eager[first] = eager.get(first, 0) + n
     with zipfile.ZipFile(os.path.join(d, model + ".pt2")) as z:
         record = next(n for n in z.namelist() if n.endswith("data/layerprof/modules.json"))
-        placed = {k["module"] for k in json.loads(z.read(record))["kernels"]}
+        kernels = json.loads(z.read(record))["kernels"]
+        placed = {k["module"] for k in kernels}
     iters = data["iterations"]
     mods = data["modules"]
     check(mods[0]["calls"] == iters, f"{name}: root calls {mods[0]['calls']} for {iters} forwards")
@@ -112,6 +113,7 @@ def check_model(lp, d, name, tmp, extra=(), tag="", how=None):
         if model == "resnet18" and m["class"] == "Conv2d":
             check(path in placed, f"{name}: {path} (Conv2d) has no kernel of its own")
     check(compared > 0, f"{name}: no module had calls")
+    check_fused_rows(name, mods, kernels)
     by_parent = {}
     for i, m in enumerate(mods):
         if m.get("kind") == "module" and m["parent"] >= 0:
@@ -133,6 +135,72 @@ def check_model(lp, d, name, tmp, extra=(), tag="", how=None):
         check("4 modules were called at export without leaving a node" in notes,
               f"{name}: no note on the modules that left no node: {notes}")
     return data
+
+
+def fused_into(kernels):
+    """Per module path, where the map says its work went when kernels placed in other modules
+    fused it and none is placed in it: {"module": the placement of the kernel placed deepest (the
+    first of equals), "kernel": its name, "more_kernels": how many other kernels fused it}."""
+    into, depth = {}, {}
+    for k in kernels:
+        d = k["module"].count(".") + 1 if k["module"] else 0
+        for path in k.get("fused", []):
+            if path == k["module"]:
+                continue
+            if path in into:
+                into[path]["more_kernels"] += 1
+                if d <= depth[path]:
+                    continue
+            else:
+                into[path] = {"more_kernels": 0}
+            into[path].update(module=k["module"], kernel=k["name"])
+            depth[path] = d
+    for k in kernels:  # a module with a kernel of its own has its own time on its row
+        into.pop(k["module"], None)
+    return into
+
+
+def check_fused_rows(name, mods, kernels):
+    """Every module whose work a kernel placed elsewhere fused says so in the JSON, naming that
+    module and kernel (the map's first), and no other module does."""
+    want = fused_into(kernels)
+    for m in mods:
+        if m.get("kind") == "module":
+            check(m.get("fused_into") == want.get(m["path"]),
+                  f"{name}: {m['path'] or '(root)'}: fused_into {m.get('fused_into')}, the map "
+                  f"says {want.get(m['path'])}")
+
+
+def check_fused_text(lp, d, tmp):
+    """resnet18's tree: layer1.0's batch norm and ReLU were fused into layer1.0's kernels, and
+    maxpool into a kernel of the root (docs/pt2.md); their rows name where their time went, in
+    the tree and in JSON, and keep no time of their own."""
+    model = os.path.join(d, "resnet18.pt2")
+    rc, text = run([lp, model, "--iterations", "2", "--warmup", "1", "--name-width", "0"])
+    check(rc == 0, f"resnet18 tree: exit {rc}: {text[-300:]}")
+    with zipfile.ZipFile(model) as z:
+        record = next(n for n in z.namelist() if n.endswith("data/layerprof/modules.json"))
+        want = fused_into(json.loads(z.read(record))["kernels"])
+    bn1, relu, pool = want.get("layer1.0.bn1"), want.get("layer1.0.relu"), want.get("maxpool")
+    check(bn1 and bn1["module"] == "layer1.0" and "batch_norm" in bn1["kernel"],
+          f"resnet18: the map fused layer1.0.bn1 as {bn1}")
+    check(relu and relu["module"] == "layer1.0" and relu["more_kernels"] >= 1,
+          f"resnet18: the map fused layer1.0.relu (called twice) as {relu}")
+    check(pool and pool["module"] == "", f"resnet18: the map fused maxpool as {pool}")
+    if not (bn1 and relu and pool):
+        return
+    for short, f, into in (("bn1", bn1, "layer1.0"), ("relu", relu, "layer1.0"),
+                           ("maxpool", pool, "ResNet")):
+        marker = f"{short} [fused into {into}: {f['kernel']}" + (
+            f" + {f['more_kernels']} more]" if f["more_kernels"] else "]")
+        line = next((line for line in text.splitlines() if marker in line), None)
+        check(line is not None, f"resnet18 tree: no row '{marker}' in:\n{text[:3000]}")
+        if line:
+            check(line.split("|")[1].strip() == "0.000us",
+                  f"resnet18 tree: {short}'s row has time of its own: {line}")
+    # conv1 has a kernel of its own (its time is on its row), though the root's first kernel
+    # holds some of its nodes: no marker.
+    check("conv1 [fused" not in text, f"resnet18 tree: a Conv2d row with a marker:\n{text[:2000]}")
 
 
 def compare_figures(name, ts, pt2):
@@ -181,6 +249,10 @@ def main():
             # Every check holds for both ways of seeing the kernels.
             check_model(lp, d, name, tmp, how="imports")
             check_model(lp, d, name, tmp, tag=".callback", how="callback")
+
+        # A fused module's row names where its time went (the JSON above, the tree here).
+        if "resnet18" in names:
+            check_fused_text(lp, d, tmp)
 
         # FLOPs and output shapes: the package's map against the TorchScript file of one model.
         if "resnet18" in names:

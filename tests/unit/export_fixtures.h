@@ -132,6 +132,36 @@ static inline void fx_stats(lp_tree *t) {
     lp_tree_set_shares(t);
 }
 
+/* A package's tree as layerprof builds it from the map (docs/pt2.md), one iteration: Inductor
+ * fused bn1 and relu into layer1.0's kernel (relu into one more kernel too), and maxpool into a
+ * kernel placed in the root. Those rows have their call and no time: their time is in the
+ * receiving module's self, and the rows say where it went. The kernel name is long enough to be
+ * shortened at the default name width. Selves add up: 10 + 50 + 40 = 100us. */
+static const char fx_fused_kernel[] =
+    "cpp_fused__native_batch_norm_legit_no_training_add_clone_relu_squeeze_transpose_view_2";
+static inline void fx_fused_package(lp_tree *t) {
+    lp_tree_init(t);
+    t->iterations = 1;
+    int32_t root = fx_add(t, "", "ResNet", -1);
+    int32_t maxpool = fx_add(t, "maxpool", "MaxPool2d", root);
+    int32_t layer1 = fx_add(t, "layer1", "Sequential", root);
+    int32_t block = fx_add(t, "layer1.0", "BasicBlock", layer1);
+    int32_t conv1 = fx_add(t, "layer1.0.conv1", "Conv2d", block);
+    int32_t bn1 = fx_add(t, "layer1.0.bn1", "BatchNorm2d", block);
+    int32_t relu = fx_add(t, "layer1.0.relu", "ReLU", block);
+    fx_ran(t, root, 1, 100, 10);
+    fx_ran(t, maxpool, 1, 0, 0);
+    fx_ran(t, layer1, 1, 90, 0);
+    fx_ran(t, block, 1, 90, 50);
+    fx_ran(t, conv1, 1, 40, 40);
+    fx_ran(t, bn1, 1, 0, 0);
+    fx_ran(t, relu, 1, 0, 0);
+    assert_int_equal(lp_tree_set_fused(t, bn1, "layer1.0", fx_fused_kernel, 0), LP_OK);
+    assert_int_equal(lp_tree_set_fused(t, relu, "layer1.0", fx_fused_kernel, 1), LP_OK);
+    assert_int_equal(lp_tree_set_fused(t, maxpool, "", "cpp_fused_max_pool2d_relu_0", 0), LP_OK);
+    lp_tree_set_shares(t);
+}
+
 /* Every statistic column, after the total and the calls. */
 static const char *const fx_stats_columns[] = {"cpu_total", "calls", "mean", "std",
                                                "min",       "max",   "share"};

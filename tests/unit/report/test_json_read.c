@@ -427,6 +427,56 @@ static void loading_a_file_that_is_not_a_report_names_the_problem(void **state) 
     }
 }
 
+/* A package's fused modules: "fused_into" in the JSON says where their time went, it reads back
+ * (the same file again, the same rows in every format) and the node getter gives it; other
+ * modules have none. */
+static void where_fused_modules_time_went_survives_the_round_trip(void **state) {
+    (void)state;
+    lp_tree t;
+    fx_fused_package(&t);
+    char *first = json_of(&t, NULL);
+    assert_non_null(strstr(first, "\"fused_into\": {\n        \"module\": \"layer1.0\""));
+    const char *path = temp_file_with(first);
+    lp_report *r = NULL;
+    assert_int_equal(lp_report_load(&r, path), LP_OK);
+    static const lp_format formats[] = {LP_FORMAT_JSON, LP_FORMAT_TREE, LP_FORMAT_CSV,
+                                        LP_FORMAT_MARKDOWN, LP_FORMAT_SUMMARY};
+    for (size_t i = 0; i < sizeof formats / sizeof formats[0]; i++) {
+        FILE *f = fx_open();
+        assert_int_equal(lp_report_render(r, formats[i], NULL, f), LP_OK);
+        char *text = fx_close(f);
+        if (formats[i] == LP_FORMAT_JSON) {
+            assert_string_equal(first, text);     /* written back byte for byte */
+        } else if (formats[i] == LP_FORMAT_CSV) { /* the receiving module's path, the kernel */
+            assert_non_null(strstr(text, ",layer1.0,cpp_fused_"));
+            assert_non_null(strstr(text, ",,cpp_fused_max_pool2d_relu_0\r\n"));
+        } else if (formats[i] == LP_FORMAT_MARKDOWN) { /* markdown escapes '_' and '[' */
+            assert_non_null(strstr(text, "bn1 \\[fused into layer1.0: cpp\\_fused\\_"));
+            assert_non_null(strstr(text, "\\[fused into ResNet: cpp\\_fused\\_max"));
+        } else {
+            assert_non_null(strstr(text, "fused into layer1.0: cpp_fused_"));
+            assert_non_null(strstr(text, "fused into ResNet: cpp_fused_max_pool2d_relu_0"));
+        }
+        free(text);
+    }
+    size_t bn1 = 0, conv1 = 0;
+    assert_int_equal(lp_report_find(r, "layer1.0.bn1", &bn1), LP_OK);
+    assert_int_equal(lp_report_find(r, "layer1.0.conv1", &conv1), LP_OK);
+    lp_node_info info;
+    assert_int_equal(lp_report_node(r, bn1, &info), LP_OK);
+    assert_string_equal(info.fused_into_module, "layer1.0");
+    assert_string_equal(info.fused_into_kernel, fx_fused_kernel);
+    assert_int_equal(info.fused_into_more, 0);
+    assert_int_equal(info.raw_total_ns, 0); /* says where the time went; moves none */
+    assert_int_equal(lp_report_node(r, conv1, &info), LP_OK);
+    assert_null(info.fused_into_module);
+    assert_null(info.fused_into_kernel);
+    lp_report_free(r);
+    unlink(path);
+    free(first);
+    lp_tree_free(&t);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(json_round_trip_write_read_write_gives_identical_bytes),
@@ -437,6 +487,7 @@ int main(void) {
         cmocka_unit_test(reports_render_with_display_options_and_to_a_callback),
         cmocka_unit_test(getters_write_no_more_than_the_callers_struct),
         cmocka_unit_test(loading_a_file_that_is_not_a_report_names_the_problem),
+        cmocka_unit_test(where_fused_modules_time_went_survives_the_round_trip),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -13,6 +13,8 @@ static char *render_to_string(const lp_tree *t, const lp_render_opts *ro,
 
 static const golden_case cases[] = {
     {"export_report.csv", fx_small, NULL, NULL},
+    /* a package's fused modules: two more fields, the receiving module and the kernel, whole */
+    {"render_fused.csv", fx_fused_package, NULL, NULL},
 };
 
 /* The rows behind the golden file: one per module and op row, plus the header. */

@@ -31,6 +31,8 @@ static void folded_at_depth_1_without_ops(lp_render_opts *ro) {
 static const golden_case cases[] = {
     {"export_report.md", fx_small, with_a_note, markdown_with_run},
     {"export_report_depth1.md", fx_small, folded_at_depth_1_without_ops, markdown_without_run},
+    /* a package's fused modules say where their time went */
+    {"render_fused.md", fx_fused_package, NULL, markdown_without_run},
 };
 
 int main(void) {

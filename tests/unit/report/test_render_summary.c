@@ -6,6 +6,7 @@
  * golden files are those tables as torchtimer printed them; the others cover what torchtimer has
  * no example of: nested regions, a forward outside regions, rows that never ran, plain module
  * trees. LP_UPDATE_GOLDEN=1 rewrites the golden files instead of comparing. */
+#include "export_fixtures.h"
 #include "golden_cases.h"
 #include "tree_fixtures.h"
 
@@ -177,6 +178,7 @@ static const golden_case cases[] = {
     {"summary_default.txt", readme_default_segment, NULL, NULL},
     {"summary_nested.txt", nested_regions_forward_and_cpu_memory, NULL, NULL},
     {"summary_modules.txt", plain_module_tree, NULL, NULL},
+    {"summary_fused.txt", fx_fused_package, NULL, NULL},
 };
 
 /* Errors ------------------------------------------------------------------------------------- */

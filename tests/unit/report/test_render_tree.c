@@ -259,6 +259,10 @@ static void statistics_sorted_by_mean(lp_render_opts *ro) {
     ro->sort = "mean";
 }
 
+static void whole_names(lp_render_opts *ro) {
+    ro->name_width = 0;
+}
+
 /* Golden tables -------------------------------------------------------------------------------- */
 
 static const golden_case cases[] = {
@@ -291,6 +295,11 @@ static const golden_case cases[] = {
     /* per-call statistics and % Total */
     {"render_stats.txt", fx_stats, every_statistic, NULL},
     {"render_stats_sort_mean.txt", fx_stats, statistics_sorted_by_mean, NULL},
+    /* a package's modules fused into another module's kernel say where their time went, the
+     * kernel shortened like an op row (whole with --name-width 0); folded rows keep it */
+    {"render_fused.txt", fx_fused_package, NULL, NULL},
+    {"render_fused_whole.txt", fx_fused_package, whole_names, NULL},
+    {"render_fused_depth1.txt", fx_fused_package, depth_1, NULL},
 };
 
 /* Sorting by std puts head (one call: blank) after relu. */
