@@ -13,6 +13,7 @@
 #include "base/units.h"
 #include "report/json_report.h"
 #include "report/merge_columns.h"
+#include "report/render.h"
 #include "report/textbuf.h"
 
 static const char *const default_cols[] = {"total_median", "total_p90",   "total_max", "total_skew",
@@ -239,19 +240,6 @@ static int render_markdown(const view *v, FILE *out) {
     return LP_OK;
 }
 
-static void csv_field(FILE *out, const char *s) {
-    if (!strpbrk(s, ",\"\r\n")) {
-        fputs(s, out);
-        return;
-    }
-    fputc('"', out);
-    for (; *s; s++) {
-        if (*s == '"') fputc('"', out);
-        fputc(*s, out);
-    }
-    fputc('"', out);
-}
-
 static int render_csv(const view *v, FILE *out) {
     char id[64];
     fputs("path,class", out);
@@ -263,15 +251,15 @@ static int render_csv(const view *v, FILE *out) {
     fputs("\r\n", out);
     for (size_t r = 0; r < v->n_rows; r++) {
         size_t i = v->rows[r];
-        csv_field(out, v->m->modules[i].path);
+        lp_csv_field(out, v->m->modules[i].path);
         fputc(',', out);
-        csv_field(out, v->m->modules[i].cls);
+        lp_csv_field(out, v->m->modules[i].cls);
         for (size_t c = 0; c < v->n_cols; c++) {
             const lp_spread *s = spread(v, i, v->cols[c].q);
             fputc(',', out);
             if (s->n == 0) continue;
             if (v->cols[c].stat == LP_MS_SOURCE)
-                csv_field(out, v->m->sources[s->max_at]);
+                lp_csv_field(out, v->m->sources[s->max_at]);
             else if (v->cols[c].stat == LP_MS_REPORTS)
                 fprintf(out, "%zu", s->n);
             else

@@ -92,6 +92,9 @@ int lp_render_summary(const lp_tree *tree, const lp_render_opts *ro, FILE *out);
  * title). Each returns LP_OK, LP_ERR_NOMEM, or LP_ERR_IO when writing failed. */
 int lp_render_json(const lp_tree *tree, const json_t *run, FILE *out);
 int lp_render_csv(const lp_tree *tree, const lp_render_opts *ro, FILE *out);
+
+/* One CSV field: as is, or quoted (RFC 4180) when it holds a comma, a quote or a line break. */
+void lp_csv_field(FILE *out, const char *s);
 int lp_render_markdown(const lp_tree *tree, const lp_render_opts *ro, const json_t *run, FILE *out);
 /* LP_ERR_STATE when `tl` recorded nothing (the run had no `trace`). */
 int lp_render_trace(const lp_tree *tree, const lp_timeline *tl, const json_t *run, FILE *out);

@@ -20,7 +20,7 @@
 #include "model/node_info.h"
 #include "report/render.h"
 
-static void put_field(FILE *out, const char *s) {
+void lp_csv_field(FILE *out, const char *s) {
     if (!strpbrk(s, ",\"\r\n")) {
         fputs(s, out);
         return;
@@ -67,11 +67,11 @@ static int set_path(csv *c, size_t at, const char *add, const char *sep) {
 
 static void put_row(csv *c, const char *kind, const char *name, const char *cls, int depth,
                     const lp_figures *fig, unsigned groups, const lp_tree_node *node) {
-    put_field(c->out, c->path);
+    lp_csv_field(c->out, c->path);
     fprintf(c->out, ",%s,", kind);
-    put_field(c->out, name);
+    lp_csv_field(c->out, name);
     fputc(',', c->out);
-    put_field(c->out, cls);
+    lp_csv_field(c->out, cls);
     fprintf(c->out, ",%d", depth);
     for (size_t i = 0; i < c->n_cols; i++) {
         double v;
@@ -80,16 +80,16 @@ static void put_row(csv *c, const char *kind, const char *name, const char *cls,
         if (c->cols[i]->text) {
             char text[160];
             c->cols[i]->text(fig, text, sizeof text);
-            put_field(c->out, text);
+            lp_csv_field(c->out, text);
         } else {
             put_number(c->out, v);
         }
     }
     if (c->fused) { /* where a fused module's time went: the module's path, the kernel */
         fputc(',', c->out);
-        if (node && node->fused_module) put_field(c->out, node->fused_module);
+        if (node && node->fused_module) lp_csv_field(c->out, node->fused_module);
         fputc(',', c->out);
-        if (node && node->fused_module) put_field(c->out, node->fused_kernel);
+        if (node && node->fused_module) lp_csv_field(c->out, node->fused_kernel);
     }
     fputs("\r\n", c->out);
 }
