@@ -525,11 +525,13 @@ void pt2_profile_begin(lps_model *m) {
 }
 
 void pt2_profile_end(lps_model *m) noexcept {
+    // The hooks go before the package is released: a package profiled next, from another thread,
+    // sets its own after taking g_pt2, and they stay.
+    if (g_pt2.load() != m) return;
+    pt2_imports_observe(nullptr, nullptr);
+    g_by_imports.store(false, std::memory_order_relaxed);
     lps_model *expected = m;
-    if (g_pt2.compare_exchange_strong(expected, nullptr)) {
-        pt2_imports_observe(nullptr, nullptr);
-        g_by_imports.store(false, std::memory_order_relaxed);
-    }
+    g_pt2.compare_exchange_strong(expected, nullptr);
 }
 
 void pt2_import_start(const char *name) noexcept {

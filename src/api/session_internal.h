@@ -90,9 +90,10 @@ struct lp_session {
     int clear_pending;
     int partial_cycle; /* the figures held are of a cycle that has not completed */
     int step_traced;   /* the current step is recorded on the timeline */
-    /* The sampler's decisions in the current step (not live): a step whose forwards it all left
-     * out recorded nothing, and is not an iteration. */
-    int step_forwards_decided, step_forwards_sampled;
+    /* The sampler's decisions in the current step (not live), and whether a region recorded in
+     * it: a step whose forwards the sampler all left out, and no region recorded, recorded
+     * nothing and is not an iteration. */
+    int step_forwards_decided, step_forwards_sampled, step_region_recorded;
 
     /* lp_session_attach: the program's module, whose forwards the program runs itself. */
     int attached;

@@ -59,10 +59,11 @@ int session_end_step(lp_session *s) {
     const lp_schedule *sc = &s->opts.schedule;
     int rc = LP_OK;
     /* A disabled session's steps record nothing: counting them would dilute every mean. Nor do
-     * those whose forwards the sampler all left out (a step with no forward, regions only,
-     * counts as before). */
-    int sampled_out = s->step_forwards_decided && !s->step_forwards_sampled;
-    s->step_forwards_decided = s->step_forwards_sampled = 0;
+     * those whose forwards the sampler all left out, unless a region recorded in them (regions
+     * are not sampled: their figures are per step). */
+    int sampled_out =
+        s->step_forwards_decided && !s->step_forwards_sampled && !s->step_region_recorded;
+    s->step_forwards_decided = s->step_forwards_sampled = s->step_region_recorded = 0;
     if (atomic_load(&s->sched_profiled) && atomic_load(&s->enabled) && !sampled_out) {
         s->trace_done += s->step_traced;
         lp_recording_count_step(&s->rec);
@@ -138,6 +139,7 @@ static int region_open(lp_session *s, int32_t parent, const char *name, const ch
         session_profiling_now(s) && atomic_load(&lp_region_get(s->collector, e->context)->enabled);
     int rc = record ? session_apply_pending_clear(s) : LP_OK;
     if (!rc) rc = lp_ev_region_begin(s->collector, id, record);
+    if (!rc && record && !s->live) s->step_region_recorded = 1;
     if (!rc) atomic_store_explicit(&s->dirty, 1, memory_order_relaxed);
     return rc;
 }

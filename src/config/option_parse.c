@@ -9,7 +9,7 @@
 #include "base/error.h"
 #include "base/suggest.h"
 #include "config/input_spec.h"
-#include "config/labels.h"
+#include "base/labels.h"
 #include "config/option_parse.h"
 #include "report/columns.h"
 

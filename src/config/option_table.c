@@ -7,7 +7,7 @@
 
 #include "base/error.h"
 #include "base/out_size.h"
-#include "config/labels.h"
+#include "base/labels.h"
 #include "config/option_table.h"
 #include "layerprof.h"
 #include "report/columns.h"

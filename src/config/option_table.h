@@ -40,7 +40,7 @@ typedef enum lp_opt_check {
     LP_CHECK_NONE = 0,
     LP_CHECK_DEVICE,
     LP_CHECK_COLUMN,
-    LP_CHECK_LABEL /* a list of "NAME=VALUE" (config/labels.h): each, and the names unique */
+    LP_CHECK_LABEL /* a list of "NAME=VALUE" (base/labels.h): each, and the names unique */
 } lp_opt_check;
 
 enum {

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "base/error.h"
-#include "config/labels.h"
+#include "base/labels.h"
 #include "config/option_table.h"
 #include "config/option_parse.h"
 #include "config/options_version.h"

@@ -31,7 +31,7 @@ typedef struct lp_run_meta {
     size_t n_inputs;
     const char *const *paths;
     size_t n_paths;
-    const char *const *labels; /* "NAME=VALUE" each, checked (config/labels.h) */
+    const char *const *labels; /* "NAME=VALUE" each, checked (base/labels.h) */
     size_t n_labels;
     const char *const *notes;
     size_t n_notes;

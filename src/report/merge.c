@@ -75,7 +75,8 @@ static long long run_threads(const json_t *run) {
 /* The inputs as one comparable string ("1x3x224x224:float32 | ..."); NULL when out of memory. */
 static char *run_inputs(const json_t *run) {
     json_t *list = json_object_get(json_object_get(run, "options"), "inputs");
-    char *s = json_dumps(list ? list : json_null(), JSON_COMPACT);
+    /* Any value, not only arrays and objects: a report may hold none, or a string. */
+    char *s = json_dumps(list ? list : json_null(), JSON_COMPACT | JSON_ENCODE_ANY);
     return s;
 }
 
@@ -224,7 +225,6 @@ int lp_merge_add(lp_merge *m, const lp_report *r, const char *label, const char 
     snprintf(fallback, sizeof fallback, "report %zu", m->n_reports + 1);
     const char *name = file ? file : fallback;
     int rc = m->n_reports == 0 ? keep_first(m, r) : LP_OK;
-    if (rc && m->n_reports == 0) forget_first(m); /* the next report is the first again */
     if (rc == LP_OK && m->n_reports > 0) rc = check_same_run(m, r, name);
     if (rc == LP_OK) rc = grow(m);
     char *source = NULL;
@@ -233,6 +233,12 @@ int lp_merge_add(lp_merge *m, const lp_report *r, const char *label, const char 
         if (!source) source = strdup(name);
         if (!source) rc = LP_ERR_NOMEM;
     }
+    json_t *utf8 = source ? json_string(source) : NULL;
+    if (source && !utf8) /* a file name or label in another encoding: JSON holds UTF-8 only */
+        for (char *p = source; *p; p++)
+            if ((unsigned char)*p >= 0x80) *p = '?';
+    json_decref(utf8);
+    if (rc && m->n_reports == 0) forget_first(m); /* whatever failed, the next one is first */
     if (rc == LP_ERR_NOMEM) return lp_error_set(rc, "merge: out of memory");
     if (rc) return rc;
     copy_figures(m, lp_report_tree(r));

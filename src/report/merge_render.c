@@ -293,10 +293,12 @@ static int render_json(const view *v, FILE *out) {
         json_t *o =
             json_pack("{s:s, s:s, s:I}", "path", m->modules[i].path, "class", m->modules[i].cls,
                       "reports", (json_int_t)spread(v, i, LP_MQ_TOTAL)->n);
-        for (int q = 0; o && q < LP_MQ_COUNT; q++)
+        int set = o != NULL;
+        for (int q = 0; set && q < LP_MQ_COUNT; q++)
             if (q < LP_MQ_CUDA_SELF || m->has_cuda)
-                json_object_set_new(o, keys[q], spread_json(v, spread(v, i, (lp_merge_q)q)));
-        ok = o && !json_array_append_new(mods, o);
+                set = !json_object_set_new(o, keys[q], spread_json(v, spread(v, i, (lp_merge_q)q)));
+        if (!set) json_decref(o);
+        ok = set && !json_array_append_new(mods, o);
     }
     if (ok)
         ok = !json_object_set_new(doc, "model", json_string(m->model)) &&

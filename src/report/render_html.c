@@ -129,7 +129,7 @@ static const char *const page_tail[] = {
     "  nodes.forEach(function (n) { if (n.parent >= 0) nodes[n.parent].kids.push(n); });\n",
     "  /* A package's module whose work Inductor fused into another module's kernel: where its time\n",
     "   * went, and on that module the modules whose work it holds (fused modules draw no cell). */\n",
-    "  var byPath = {};\n",
+    "  var byPath = Object.create(null); /* a path such as 'constructor' is no inherited key */\n",
     "  nodes.forEach(function (n) { byPath[n.path] = n; n.fusedIn = []; });\n",
     "  function fusedText(f) {\n",
     "    return (f.module === '' ? nodes[0].label : f.module) + ': ' + f.kernel +\n",

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "base/labels.h"
 #include "report/render.h"
 
 /* The root's `module` label: "" would equal a missing label in PromQL, and "." is no module
@@ -69,14 +70,23 @@ static int folded(const om_ctx *c, size_t i) {
 /* The room for a series' labels: the module's (its path up to 1024 bytes) and the run's. */
 #define OM_LABELS_MAX (1600 + sizeof(((om_ctx *)0)->extra))
 
-/* The run's labels ("labels": {"name": "value"}) as ',name="value"...'; names were checked when
- * the run was set up (config/labels.h), values are escaped here. */
+/* The run's labels ("labels": {"name": "value"}) as ',name="value"...', values escaped. A report
+ * read back from a file was checked by nobody: a label that breaks Prometheus' rules
+ * (base/labels.h), or one past LP_MAX_LABELS, is left out rather than written into the
+ * exposition. */
 static void run_labels(const json_t *run, char *buf, size_t size) {
-    size_t len = 0;
+    size_t len = 0, kept = 0;
     const char *name;
     json_t *v;
     buf[0] = '\0';
     json_object_foreach(json_object_get(run, "labels"), name, v) {
+        char text[LP_LABEL_NAME_MAX + LP_LABEL_VALUE_MAX + 2];
+        const char *s = json_string_value(v);
+        int t = s ? snprintf(text, sizeof text, "%s=%s", name, s) : -1;
+        if (t < 0 || (size_t)t >= sizeof text || kept == LP_MAX_LABELS ||
+            lp_label_check("label", text) != LP_OK)
+            continue;
+        kept++;
         char value[2 * 256 + 1];
         escape(json_string_value(v), value, sizeof value);
         int n = snprintf(buf + len, size - len, ",%s=\"%s\"", name, value);

@@ -158,6 +158,42 @@ static void sources_default_to_run_labels(void **state) {
     lp_merge_free(m);
 }
 
+static void no_inputs(json_t *run) {
+    json_object_del(json_object_get(run, "options"), "inputs");
+}
+
+static void inputs_as_text(json_t *run) {
+    json_object_set_new(json_object_get(run, "options"), "inputs", json_string("1x3x8x8"));
+}
+
+/* Reports from other writers: no inputs, or inputs of another type, still merge (they compare as
+ * JSON text); a source name that is not UTF-8 reaches the JSON with its other bytes as '?'. */
+static void odd_runs_and_sources_merge(void **state) {
+    (void)state;
+    lp_merge *m = NULL;
+    assert_int_equal(lp_merge_new(&m, 0), LP_OK);
+    assert_int_equal(add_tree(m, 100, "r=caf\xe9", no_inputs), LP_OK);
+    assert_int_equal(add_tree(m, 900, NULL, no_inputs), LP_OK);
+    json_t *doc = render_json(m, 0);
+    json_t *c = module(doc, "conv");
+    assert_non_null(json_object_get(c, "self")); /* every figure object written */
+    assert_string_equal(
+        json_string_value(json_object_get(json_object_get(c, "total"), "max_source")),
+        "synthetic.json");
+    json_decref(doc);
+    lp_merge_free(m);
+
+    assert_int_equal(lp_merge_new(&m, 0), LP_OK);
+    assert_int_equal(add_tree(m, 900, "r=caf\xe9", inputs_as_text), LP_OK);
+    assert_int_equal(add_tree(m, 100, NULL, inputs_as_text), LP_OK);
+    doc = render_json(m, 0);
+    c = module(doc, "conv");
+    assert_string_equal(
+        json_string_value(json_object_get(json_object_get(c, "total"), "max_source")), "r=caf?");
+    json_decref(doc);
+    lp_merge_free(m);
+}
+
 static void other_model(json_t *run) {
     json_object_set_new(run, "model", json_string("/elsewhere/big.pt"));
 }
@@ -255,6 +291,7 @@ int main(void) {
         cmocka_unit_test(refuses_other_models_and_trees),
         cmocka_unit_test(other_options_need_force),
         cmocka_unit_test(bad_calls),
+        cmocka_unit_test(odd_runs_and_sources_merge),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

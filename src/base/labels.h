@@ -2,8 +2,8 @@
  * report's run object and added to every series of the OpenMetrics exposition, so the same words
  * name the run offline and in Prometheus. Checked with Prometheus' rules for label names and
  * values. */
-#ifndef LP_CONFIG_LABELS_H
-#define LP_CONFIG_LABELS_H
+#ifndef LP_BASE_LABELS_H
+#define LP_BASE_LABELS_H
 
 #include <stddef.h>
 

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "base/error.h"
-#include "config/labels.h"
+#include "base/labels.h"
 #include "layerprof.h"
 
 /* What layerprof's series carry already, and what Prometheus adds to every scraped series (a

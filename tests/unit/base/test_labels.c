@@ -1,4 +1,4 @@
-/* test_labels.c: a run's labels against Prometheus' rules (config/labels.h), through
+/* test_labels.c: a run's labels against Prometheus' rules (base/labels.h), through
  * lp_options_set as the CLI and the YAML file set them, and lp_options_validate as a program
  * that fills lp_options.labels itself is checked. */
 #include <setjmp.h>
@@ -9,7 +9,7 @@
 #include <cmocka.h>
 #include <string.h>
 
-#include "config/labels.h"
+#include "base/labels.h"
 #include "layerprof.h"
 
 static void good_labels_are_kept_in_order(void **state) {
