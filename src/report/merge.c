@@ -238,6 +238,10 @@ int lp_merge_add(lp_merge *m, const lp_report *r, const char *label, const char 
         for (char *p = source; *p; p++)
             if ((unsigned char)*p >= 0x80) *p = '?';
     json_decref(utf8);
+    /* A control character in a file name (or a report's label) would move the cursor or end a
+     * line in the tree and the markdown table: shown as '?'. */
+    for (char *p = source; p && *p; p++)
+        if ((unsigned char)*p < 0x20 || *p == 0x7f) *p = '?';
     if (rc && m->n_reports == 0) forget_first(m); /* whatever failed, the next one is first */
     if (rc == LP_ERR_NOMEM) return lp_error_set(rc, "merge: out of memory");
     if (rc) return rc;

@@ -69,30 +69,59 @@ static int by_rank(const void *a, const void *b) {
     return x->module < y->module ? -1 : x->module > y->module; /* ties in model order */
 }
 
-/* Tree rows: depth first from the root, each label its branch glyphs and name. */
-static int tree_rows(view *v, size_t node, const char *prefix, int last, int depth) {
+/* The label of a tree row: the branch glyphs of its ancestors (last_at[1..depth): whether the
+ * ancestor at that depth was its parent's last child), its own branch, its name. */
+static char *tree_label(const char *name, const unsigned char *last_at, size_t depth) {
+    size_t cap = strlen(name) + 1 + depth * sizeof "├── "; /* the widest glyph, per depth */
+    char *label = malloc(cap), *p = label;
+    if (!label) return NULL;
+    for (size_t d = 1; d < depth; d++)
+        p += sprintf(p, "%s", last_at[d] ? "    " : "│   ");
+    if (depth) p += sprintf(p, "%s", last_at[depth] ? "└── " : "├── ");
+    strcpy(p, name);
+    return label;
+}
+
+/* Tree rows: depth first from the root (module 0), children in model order. Iterative and linear
+ * (a deep or wide tree of many thousand modules costs no stack and no rescans): child lists are
+ * built once, then the walk goes down to a first child, else on to a sibling, else back up. */
+static int tree_rows(view *v) {
     const lp_merge *m = v->m;
-    size_t cap = strlen(prefix) + strlen(m->modules[node].name) + 16;
-    char *label = malloc(cap);
-    if (!label) return LP_ERR_NOMEM;
-    snprintf(label, cap, "%s%s%s", prefix,
-             depth == 0 ? ""
-             : last     ? "└── "
-                        : "├── ",
-             m->modules[node].name);
-    v->rows[v->n_rows] = node;
-    v->labels[v->n_rows++] = label;
-    char *next = malloc(strlen(prefix) + 8);
-    if (!next) return LP_ERR_NOMEM;
-    snprintf(next, strlen(prefix) + 8, "%s%s", prefix, depth == 0 ? "" : last ? "    " : "│   ");
-    size_t last_child = node;
-    for (size_t c = node + 1; c < m->n_modules; c++)
-        if (m->modules[c].parent == (int32_t)node) last_child = c;
-    int rc = LP_OK;
-    for (size_t c = node + 1; c < m->n_modules && !rc; c++)
-        if (m->modules[c].parent == (int32_t)node)
-            rc = tree_rows(v, c, next, c == last_child, depth + 1);
+    size_t n = m->n_modules;
+    int32_t *first = malloc(n * sizeof *first), *next = malloc(n * sizeof *next);
+    size_t *depth = malloc(n * sizeof *depth);
+    unsigned char *last_at = malloc(n + 1);
+    int rc = first && next && depth && last_at ? LP_OK : LP_ERR_NOMEM;
+    for (size_t i = 0; !rc && i < n; i++)
+        first[i] = next[i] = -1;
+    for (size_t i = n; !rc && i-- > 1;) { /* backwards, so each list is in model order */
+        int32_t p = m->modules[i].parent;
+        if (p < 0 || (size_t)p >= i) continue; /* parents come first; anything else is no child */
+        next[i] = first[p];
+        first[p] = (int32_t)i;
+    }
+    int32_t node = 0;
+    if (!rc) depth[0] = 0;
+    while (!rc && node >= 0) {
+        last_at[depth[node]] = next[node] < 0;
+        v->labels[v->n_rows] = tree_label(m->modules[node].name, last_at, depth[node]);
+        if (!v->labels[v->n_rows]) rc = LP_ERR_NOMEM;
+        v->rows[v->n_rows++] = (size_t)node;
+        if (first[node] >= 0) {
+            depth[first[node]] = depth[node] + 1;
+            node = first[node];
+            continue;
+        }
+        while (node > 0 && next[node] < 0)
+            node = m->modules[node].parent;
+        if (node <= 0) break;
+        depth[next[node]] = depth[node];
+        node = next[node];
+    }
+    free(first);
     free(next);
+    free(depth);
+    free(last_at);
     return rc;
 }
 
@@ -124,7 +153,8 @@ static int ranked_rows(view *v, int top, const char *rank_by) {
     return LP_OK;
 }
 
-/* The cell's text: "" where the module did not run (or, for skew, has a median of 0). */
+/* The cell's text: "" where the module did not run (or, for skew, ran in no time at all); a skew
+ * over a median of 0 is "inf". */
 static void cell(const view *v, size_t module, lp_merge_col c, char *buf, size_t size) {
     const lp_spread *s = spread(v, module, c.q);
     buf[0] = '\0';
@@ -134,7 +164,10 @@ static void cell(const view *v, size_t module, lp_merge_col c, char *buf, size_t
         snprintf(buf, size, "%s", v->m->sources[s->max_at]);
         break;
     case LP_MS_SKEW:
-        if (s->median > 0) snprintf(buf, size, "%.2fx", s->skew);
+        if (isinf(s->skew))
+            snprintf(buf, size, "inf");
+        else if (s->median > 0)
+            snprintf(buf, size, "%.2fx", s->skew);
         break;
     case LP_MS_REPORTS:
         snprintf(buf, size, "%zu", s->n);
@@ -272,8 +305,10 @@ static int render_csv(const view *v, FILE *out) {
 
 static json_t *spread_json(const view *v, const lp_spread *s) {
     if (s->n == 0) return json_null();
-    return json_pack("{s:f, s:f, s:f, s:f, s:f, s:s}", "min_ns", s->min, "median_ns", s->median,
-                     "p90_ns", s->p90, "max_ns", s->max, "skew", s->skew, "max_source",
+    /* JSON has no infinity: an infinite skew (a median of 0) is null, as docs/merge.md says. */
+    return json_pack("{s:f, s:f, s:f, s:f, s:o, s:s}", "min_ns", s->min, "median_ns", s->median,
+                     "p90_ns", s->p90, "max_ns", s->max, "skew",
+                     isinf(s->skew) ? json_null() : json_real(s->skew), "max_source",
                      v->m->sources[s->max_at]);
 }
 
@@ -330,7 +365,7 @@ static int build(view *v, const char *const *columns, size_t n_columns, int top,
     free(scratch);
     int rc = pick_cols(v, columns, n_columns);
     if (rc) return rc;
-    rc = top > 0 ? ranked_rows(v, top, rank_by) : n ? tree_rows(v, 0, "", 1, 0) : LP_OK;
+    rc = top > 0 ? ranked_rows(v, top, rank_by) : n ? tree_rows(v) : LP_OK;
     return rc == LP_ERR_NOMEM ? lp_error_set(rc, "merge: out of memory") : rc;
 }
 

@@ -34,5 +34,7 @@ void lp_spread_of(const double *values, size_t n, double *scratch, lp_spread *ou
     out->min = scratch[0];
     out->median = lp_nearest_rank(scratch, out->n, 50);
     out->p90 = lp_nearest_rank(scratch, out->n, 90);
-    out->skew = out->median > 0 ? out->max / out->median : 0.0;
+    /* A median of 0 with a max above it is the worst straggler there is (a module that took no
+     * time in most runs and time in one): +inf ranks it first. All zeros: no skew at all. */
+    out->skew = out->median > 0 ? out->max / out->median : out->max > 0 ? INFINITY : 0.0;
 }

@@ -9,7 +9,7 @@ typedef struct lp_spread {
     size_t n; /* the reports where the module ran (values that are not NaN) */
     double min, median, p90, max;
     size_t max_at; /* the index of the report that held the max (the first of equal ones) */
-    double skew;   /* max / median; 0 when the median is 0 or n is 0 */
+    double skew;   /* max / median; +inf when only the median is 0; 0 when both are or n is 0 */
 } lp_spread;
 
 /* The nearest-rank percentile of `sorted` (ascending, n >= 1): the value at 1-based rank

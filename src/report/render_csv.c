@@ -10,7 +10,8 @@
  * choices of the tree view and do not apply: a CSV holds every row. A package's tree with modules
  * whose work Inductor fused into another module's kernel ends each row with two more fields,
  * fused_into_module and fused_into_kernel (the kernel the row names, whole), empty on other rows;
- * other trees keep their columns. */
+ * other trees keep their columns. A fused row always names its kernel: an empty
+ * fused_into_module beside it is the root, whose path is "" in the first field too. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

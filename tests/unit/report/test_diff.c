@@ -1,9 +1,7 @@
 /* test_diff.c: `layerprof diff` on two hand-built reports with known changes, and on a
  * report against itself. The reports go through JSON files and lp_report_load, as the CLI does. */
 #define _POSIX_C_SOURCE 200809L
-#include "export_fixtures.h"
-
-#include <unistd.h>
+#include "report_load_fixture.h"
 
 #include "layerprof.h"
 
@@ -30,17 +28,7 @@ static void after_tree(lp_tree *t) {
 static lp_report *load_tree(const lp_tree *t, const char *date) {
     json_t *run = fx_run();
     json_object_set_new(run, "date", json_string(date));
-    char path[64];
-    snprintf(path, sizeof path, "/tmp/lp_test_diff_XXXXXX");
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    FILE *f = fdopen(fd, "wb");
-    assert_non_null(f);
-    assert_int_equal(lp_render_json(t, run, f), LP_OK);
-    fclose(f);
-    lp_report *r = NULL;
-    assert_int_equal(lp_report_load(&r, path), LP_OK);
-    unlink(path);
+    lp_report *r = fx_report(t, run);
     json_decref(run);
     return r;
 }

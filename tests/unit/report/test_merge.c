@@ -3,11 +3,8 @@
  * refused (another model, another tree, other options without LP_MERGE_FORCE). The reports go
  * through JSON files and lp_report_load, as the CLI reads them. */
 #define _POSIX_C_SOURCE 200809L
-#include "export_fixtures.h"
+#include "report_load_fixture.h"
 
-#include <unistd.h>
-
-#include "layerprof.h"
 #include "report/merge_stats.h"
 
 /* Net (root) > conv (Conv2d), relu (ReLU); conv runs once per forward, relu twice. `conv_us`:
@@ -27,17 +24,7 @@ static void small_tree(lp_tree *t, uint64_t conv_us, const char *relu_class) {
 static lp_report *as_report(const lp_tree *t, void (*edit)(json_t *run)) {
     json_t *run = fx_run();
     if (edit) edit(run);
-    char path[64];
-    snprintf(path, sizeof path, "/tmp/lp_test_merge_XXXXXX");
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    FILE *f = fdopen(fd, "wb");
-    assert_non_null(f);
-    assert_int_equal(lp_render_json(t, run, f), LP_OK);
-    fclose(f);
-    lp_report *r = NULL;
-    assert_int_equal(lp_report_load(&r, path), LP_OK);
-    unlink(path);
+    lp_report *r = fx_report(t, run);
     json_decref(run);
     return r;
 }
@@ -283,6 +270,107 @@ static void bad_calls(void **state) {
     lp_merge_free(NULL);
 }
 
+/* conv took no time in two ranks of three and 500us in the third: a median of 0, the worst
+ * skew there is. It ranks first, as "inf" in the text and CSV and null in JSON (which has no
+ * infinity); a module that took no time anywhere has no skew at all. */
+static void zero_median_skew_ranks_first(void **state) {
+    (void)state;
+    lp_merge *m = NULL;
+    assert_int_equal(lp_merge_new(&m, 0), LP_OK);
+    assert_int_equal(add_tree(m, 0, "rank=0", NULL), LP_OK);
+    assert_int_equal(add_tree(m, 500, "rank=1", NULL), LP_OK);
+    assert_int_equal(add_tree(m, 0, "rank=2", NULL), LP_OK);
+    json_t *doc = render_json(m, 1);
+    json_t *first = json_array_get(json_object_get(doc, "modules"), 0);
+    assert_string_equal(json_string_value(json_object_get(first, "path")), "conv");
+    assert_true(json_is_null(json_object_get(json_object_get(first, "total"), "skew")));
+    assert_true(fig(first, "total", "max_ns") == 500000.0);
+    json_decref(doc);
+
+    FILE *f = fx_open();
+    const char *cols[] = {"total_median", "skew", "total_source"};
+    assert_int_equal(lp_merge_render(m, LP_FORMAT_TREE, cols, 3, 2, NULL, f), LP_OK);
+    char *text = fx_close(f);
+    assert_non_null(strstr(text, "\nconv   |      0.000us |        inf | rank=1\n"
+                                 "Net    |     25.000us |     21.00x | rank=1\n"));
+    free(text);
+    f = fx_open();
+    assert_int_equal(lp_merge_render(m, LP_FORMAT_CSV, cols, 3, 1, NULL, f), LP_OK);
+    text = fx_close(f);
+    assert_non_null(strstr(text, "\r\nconv,Conv2d,0,inf,rank=1\r\n"));
+    free(text);
+    lp_merge_free(m);
+
+    lp_spread s;
+    double zeros[] = {0, 0}, scratch[2];
+    lp_spread_of(zeros, 2, scratch, &s);
+    assert_true(s.skew == 0.0);
+}
+
+/* A tree of 20,000 modules: the root's 19,990 direct children, then a chain 10 deep under the
+ * last. Every row comes, in model order, with its branch glyphs (the walk has no recursion and
+ * no rescans of the module list). */
+static void wide_and_deep_trees_render(void **state) {
+    (void)state;
+    enum { WIDE = 19990, DEEP = 10 };
+    lp_tree t;
+    lp_tree_init(&t);
+    t.iterations = 1;
+    int32_t root = fx_add(&t, "", "Net", -1), parent = root;
+    char path[64], chain[256] = "";
+    for (int i = 0; i < WIDE; i++) {
+        snprintf(path, sizeof path, "m%d", i);
+        parent = fx_add(&t, path, "Linear", root);
+        fx_ran(&t, parent, 1, 1, 1);
+    }
+    strcpy(chain, path);
+    for (int d = 0; d < DEEP; d++) {
+        snprintf(chain + strlen(chain), sizeof chain - strlen(chain), ".c%d", d);
+        parent = fx_add(&t, chain, "ReLU", parent);
+        fx_ran(&t, parent, 1, 1, 1);
+    }
+    fx_ran(&t, root, 1, WIDE + DEEP, 1);
+    lp_report *r = as_report(&t, NULL);
+    lp_tree_free(&t);
+    lp_merge *m = NULL;
+    assert_int_equal(lp_merge_new(&m, 0), LP_OK);
+    assert_int_equal(lp_merge_add(m, r, "a", "wide.json"), LP_OK);
+    lp_report_free(r);
+    FILE *f = fx_open();
+    const char *cols[] = {"reports"};
+    assert_int_equal(lp_merge_render(m, LP_FORMAT_TREE, cols, 1, 0, NULL, f), LP_OK);
+    char *text = fx_close(f);
+    assert_non_null(strstr(text, "\n├── m0 "));
+    assert_non_null(strstr(text, "\n├── m19988 "));
+    assert_non_null(strstr(text, "\n└── m19989 "));
+    assert_non_null(strstr(text, "\n    └── c0 "));
+    assert_non_null(strstr(text, "\n                                        └── c9 "));
+    size_t lines = 0;
+    for (const char *p = text; *p; p++)
+        lines += *p == '\n';
+    assert_int_equal(lines, 3 + 1 + WIDE + DEEP); /* heading, blank, header; the rows */
+    free(text);
+    lp_merge_free(m);
+}
+
+/* A label or file name with control characters reaches the table with them as '?': a newline
+ * there would end the row early, an escape sequence drive the terminal. */
+static void control_characters_in_sources_are_shown_as_marks(void **state) {
+    (void)state;
+    lp_merge *m = NULL;
+    assert_int_equal(lp_merge_new(&m, 0), LP_OK);
+    assert_int_equal(add_tree(m, 100, "r=a\nb", NULL), LP_OK);
+    assert_int_equal(add_tree(m, 900, "r=\x1b[2Jc\x7f", NULL), LP_OK);
+    FILE *f = fx_open();
+    const char *cols[] = {"total_source"};
+    assert_int_equal(lp_merge_render(m, LP_FORMAT_MARKDOWN, cols, 1, 0, NULL, f), LP_OK);
+    char *text = fx_close(f);
+    assert_non_null(strstr(text, "| conv | r=?[2Jc? |\n"));
+    assert_null(strchr(text, '\x1b'));
+    free(text);
+    lp_merge_free(m);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(nearest_rank_is_exact),
@@ -292,6 +380,9 @@ int main(void) {
         cmocka_unit_test(other_options_need_force),
         cmocka_unit_test(bad_calls),
         cmocka_unit_test(odd_runs_and_sources_merge),
+        cmocka_unit_test(zero_median_skew_ranks_first),
+        cmocka_unit_test(wide_and_deep_trees_render),
+        cmocka_unit_test(control_characters_in_sources_are_shown_as_marks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
