@@ -47,6 +47,7 @@ With --budgets, exits 1 when a figure exceeds its budget (FILE: lines "name budg
 2 when the figures cannot be measured, and 77 (ctest's skip) when valgrind is missing.
 """
 import argparse
+import concurrent.futures
 import glob
 import json
 import os
@@ -60,7 +61,8 @@ import tempfile
 def run_callgrind(valgrind, args, out_dir, tag="CASE", expect=4):
     """Runs `args` under callgrind; {key: case} from its `tag` lines, each with "ir", the
     instructions of that case's counted forwards."""
-    out = os.path.join(out_dir, tag + ".cg.out")
+    # A folder of its own: runs go side by side (main), and each finds its dumps by globbing.
+    out = os.path.join(tempfile.mkdtemp(dir=out_dir), tag + ".cg.out")
     cmd = [valgrind, "--tool=callgrind", "--collect-atstart=no", f"--callgrind-out-file={out}"]
     cmd += args
     p = subprocess.run(cmd, capture_output=True, text=True)
@@ -230,22 +232,33 @@ def main():
         print(f"instructions.py: SKIPPED: '{a.valgrind}' not found (scripts/setup.sh --test "
               "installs valgrind)")
         return 77
-    with tempfile.TemporaryDirectory() as d:
-        cases = run_callgrind(valgrind, [a.bench, "instructions", "--iterations",
-                                         str(a.iterations)], d)
-        tcases = None
-        if a.torch_bench:
-            tcases = run_callgrind(valgrind, [a.torch_bench, "instructions", a.model, "--n",
-                                              str(a.torch_forwards)], d, tag="TCASE", expect=5)
-            for c in tcases.values():
-                c["own"], c["seen"] = own_instructions(valgrind, c["dump"])
-            check_entry_points(tcases)
-            if a.sampling_bench:
-                unsampled = unsampled_figure(valgrind, a.sampling_bench, a.model,
-                                             a.torch_forwards, d)
-            if a.sampling_package:
-                unsampled_pkg = unsampled_figure(valgrind, a.sampling_bench, a.model,
-                                                 a.torch_forwards, d, run=a.sampling_package)
+    def torch_cases(d):
+        tcases = run_callgrind(valgrind, [a.torch_bench, "instructions", a.model, "--n",
+                                          str(a.torch_forwards)], d, tag="TCASE", expect=5)
+        for c in tcases.values():
+            c["own"], c["seen"] = own_instructions(valgrind, c["dump"])
+        check_entry_points(tcases)
+        return tcases
+
+    # callgrind runs one thread at a time, so the programs run side by side, one per core: the
+    # counts are the same (each program's own instructions), the gate takes half the time.
+    with tempfile.TemporaryDirectory() as d, \
+            concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        core = pool.submit(run_callgrind, valgrind,
+                           [a.bench, "instructions", "--iterations", str(a.iterations)], d)
+        tcases = pool.submit(torch_cases, d) if a.torch_bench else None
+        if a.sampling_bench:
+            unsampled = pool.submit(unsampled_figure, valgrind, a.sampling_bench, a.model,
+                                    a.torch_forwards, d)
+        if a.sampling_package:
+            unsampled_pkg = pool.submit(unsampled_figure, valgrind, a.sampling_bench, a.model,
+                                        a.torch_forwards, d, run=a.sampling_package)
+        cases = core.result()
+        tcases = tcases.result() if tcases else None
+        if a.sampling_bench:
+            unsampled = unsampled.result()
+        if a.sampling_package:
+            unsampled_pkg = unsampled_pkg.result()
     figs, fwd = figures(cases)
     for k in sorted(cases):
         c = cases[k]

@@ -13,7 +13,7 @@ torch=$1
 cuda=${2:-}
 [ -d "$torch/include/torch" ] || { echo "compile_shim: no torch headers in $torch/include" >&2; exit 2; }
 version=$(sed -n "s/^__version__ = '\(.*\)'/\1/p" "$torch/version.py" 2>/dev/null || true)
-flags=(-std=c++17 -fsyntax-only -DNDEBUG -Wall -Wextra -Werror -Ishim -Iinclude -Isrc
+flags=(-std=c++17 -DNDEBUG -Wall -Wextra -Werror -Ishim -Iinclude -Isrc
        -isystem "$torch/include" -isystem "$torch/include/torch/csrc/api/include")
 abi=$(grep -o '_GLIBCXX_USE_CXX11_ABI=[01]' "$torch/share/cmake/Caffe2/Caffe2Targets.cmake" \
       2>/dev/null | head -1 || true)
@@ -27,7 +27,17 @@ failed=0
 files=(shim/*.cpp)
 [ -e "$torch/include/torch/csrc/inductor/aoti_package/model_package_loader.h" ] &&
     files+=(examples/attach_pt2.cpp)
-printf '%s\n' "${files[@]}" | xargs -P "$(nproc)" -n 1 g++ "${flags[@]}" || failed=1
+# libtorch's headers once, as the build does (shim/torch_pch.hpp): a precompiled header with the
+# same flags, which g++ takes in place of the header wherever -include names it.
+pch=$(mktemp -d)
+trap 'rm -rf "$pch"' EXIT
+# A header of its own that includes ours: g++ warns of #pragma once in a header compiled alone.
+echo "#include \"$PWD/shim/torch_pch.hpp\"" > "$pch/torch_pch.hpp"
+g++ "${flags[@]}" -x c++-header "$pch/torch_pch.hpp" -o "$pch/torch_pch.hpp.gch" ||
+    failed=1
+printf '%s\n' "${files[@]}" |
+    xargs -P "$(nproc)" -n 1 g++ "${flags[@]}" -fsyntax-only -Winvalid-pch -include "$pch/torch_pch.hpp" ||
+    failed=1
 if [ $failed = 0 ]; then
   echo "compile_shim: every shim file compiles against libtorch $version${cuda:+ (with CUDA)}"
 else

@@ -28,6 +28,7 @@ if(LP_CLANG AND LP_SH)
            COMMAND ${LP_SH} ${CMAKE_SOURCE_DIR}/fuzz/run_all.sh ${LP_FUZZ_SMOKE_SECONDS})
   set_tests_properties(fuzz.smoke PROPERTIES
                        LABELS fuzz
+                       COST 120
                        TIMEOUT ${LP_TEST_TIMEOUT}
                        ENVIRONMENT "CC=${LP_CLANG};LP_FUZZ_DIR=${CMAKE_BINARY_DIR}/fuzz")
 else()

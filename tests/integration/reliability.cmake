@@ -67,7 +67,7 @@ else()
                      --suppressions=${CMAKE_SOURCE_DIR}/tests/valgrind.supp
                      $<TARGET_FILE:layerprof> ${LP_LEAK_ARGS})
     # About 45 s (libtorch 1.13) to 70 s (2.x) of CPU; the timeout leaves room for a loaded machine.
-    set_tests_properties(leak.cli PROPERTIES LABELS leak TIMEOUT ${LP_TEST_TIMEOUT})
+    set_tests_properties(leak.cli PROPERTIES LABELS leak TIMEOUT ${LP_TEST_TIMEOUT} COST 70)
   else()
     message(STATUS "layerprof: no valgrind, so no leak.cli test in this (non-sanitizer) build")
   endif()
