@@ -609,6 +609,30 @@ LP_API int lp_session_attach(lp_session **out, const lp_options *opts, void *tor
 LP_API int lp_session_attach_package(lp_session **out, const lp_options *opts, void *loader,
                                      const char *torch_build);
 
+/* One input tensor of a forward, as lp_session_input_shapes_set takes it. */
+typedef struct lp_tensor_shape {
+    const int64_t *sizes; /* `rank` sizes, each >= 0, borrowed for the call (NULL for rank 0) */
+    int rank;             /* 0 .. LP_MAX_DIMS */
+    int dtype;            /* an lp_dtype, or -1 for a dtype lp_dtype does not name (not checked) */
+} lp_tensor_shape;
+
+/* The shapes of the `n` input tensors (at most LP_MAX_INPUTS, in the loader's order) of the next
+ * forward the program runs on an attached package, given before its lp_session_forward_begin
+ * (layerprof::PackageSession::run passes them): the package's map works out that forward's FLOPs
+ * and output shapes from them (the flops and out_shape columns), as for a package the session
+ * loads itself (docs/pt2.md). Once per forward; nothing is allocated, and shapes equal to the
+ * last ones are not worked out again. They count for the next forward only: a forward begun
+ * without them records no FLOPs or output shapes.
+ * LP_ERR_INVALID, with the input, the dimension and what the package allows, for shapes the
+ * package was not compiled for (another count, rank or dtype, a fixed size that differs, a
+ * dynamic one outside its range): the next forward records no figures, and the program should
+ * not run the package on them (AOTInductor does not check its inputs: it reads past its
+ * buffers). LP_ERR_INVALID for a NULL session, NULL `inputs` with `n` > 0, too many inputs, a
+ * rank outside 0 .. LP_MAX_DIMS, NULL or negative sizes, or an unknown dtype; LP_ERR_STATE for a
+ * session not attached to a package, or while a forward is open. */
+LP_API int lp_session_input_shapes_set(lp_session *session, const lp_tensor_shape *inputs,
+                                       size_t n);
+
 /* Around a forward of the attached module that the program runs itself, on the calling thread:
  * begin installs what the options record (unless the session, its schedule or the innermost
  * region says not to record) and sets the thread's TorchScript optimizer as the mode needs; end

@@ -46,8 +46,11 @@ class PackageSession {
     /* A forward the program runs its own way: layerprof::Session::Forward scope(session.get()),
      * then step() once per iteration. */
 
-    /* One forward of the package on `inputs`, profiled as one iteration (a step). */
+    /* One forward of the package on `inputs`, profiled as one iteration (a step). Its FLOPs and
+     * output shapes are worked out from the inputs' shapes (input_shapes); an Error, before the
+     * package runs, for shapes it was not compiled for. */
     std::vector<at::Tensor> run(const std::vector<at::Tensor> &inputs) {
+        input_shapes(inputs);
         std::vector<at::Tensor> out;
         {
             Session::Forward scope(session_);
@@ -62,11 +65,29 @@ class PackageSession {
     void warmup(const std::vector<at::Tensor> &inputs, int n = 1) {
         unrecorded(session_, [&] {
             for (int i = 0; i < n; i++) {
+                input_shapes(inputs);
                 Session::Forward scope(session_);
                 loader_.run(inputs);
                 scope.end();
             }
         });
+    }
+
+    /* Hands the shapes of `inputs` to the session for the next forward, the one a program that
+     * runs its own (Session::Forward) calls first (lp_session_input_shapes_set): an Error for
+     * shapes the package was not compiled for. Inputs the C API cannot describe (more than
+     * LP_MAX_INPUTS, a rank over LP_MAX_DIMS, an undefined tensor) are not handed over: that
+     * forward records no FLOPs or output shapes, and runs as before. */
+    void input_shapes(const std::vector<at::Tensor> &inputs) {
+        if (inputs.size() > LP_MAX_INPUTS) return;
+        lp_tensor_shape shapes[LP_MAX_INPUTS]; // once per forward, on the stack
+        for (size_t i = 0; i < inputs.size(); i++) {
+            const at::Tensor &t = inputs[i];
+            if (!t.defined() || t.dim() > LP_MAX_DIMS) return;
+            shapes[i] = lp_tensor_shape{t.sizes().data(), static_cast<int>(t.dim()),
+                                        dtype_of(t.scalar_type())};
+        }
+        check(lp_session_input_shapes_set(session_, shapes, inputs.size()));
     }
 
     void step() {
@@ -84,6 +105,34 @@ class PackageSession {
     }
 
   private:
+    /* lp_dtype's value for a tensor's dtype, -1 for one it does not name (left unchecked). */
+    static int dtype_of(at::ScalarType type) noexcept {
+        switch (type) {
+        case at::kFloat:
+            return LP_DTYPE_FLOAT32;
+        case at::kDouble:
+            return LP_DTYPE_FLOAT64;
+        case at::kHalf:
+            return LP_DTYPE_FLOAT16;
+        case at::kBFloat16:
+            return LP_DTYPE_BFLOAT16;
+        case at::kLong:
+            return LP_DTYPE_INT64;
+        case at::kInt:
+            return LP_DTYPE_INT32;
+        case at::kShort:
+            return LP_DTYPE_INT16;
+        case at::kChar:
+            return LP_DTYPE_INT8;
+        case at::kByte:
+            return LP_DTYPE_UINT8;
+        case at::kBool:
+            return LP_DTYPE_BOOL;
+        default:
+            return -1;
+        }
+    }
+
     torch::inductor::AOTIModelPackageLoader &loader_;
     lp_session *session_ = nullptr;
 };

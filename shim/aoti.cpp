@@ -10,9 +10,7 @@
 // order: the k-th kernel call of a forward is the map's k-th kernel when its name agrees. Its time
 // goes to its module as a method frame (time, not a call: the calls come from the map, added once
 // per forward), the ATen ops an extern kernel runs inside it become its op rows.
-#include "shim_internal.hpp"
-
-#include <torch/version.h>
+#include "aoti_pt2.hpp"
 
 #include <atomic>
 #include <cstdlib>
@@ -20,55 +18,14 @@
 #include <vector>
 
 #include "base/clock.h"
-#include "collect/pt2_shapes.h"
 
 #if TORCH_VERSION_MAJOR >= 2
 #include <c10/core/InferenceMode.h>
 #include <caffe2/serialize/inline_container.h>
 #include <jansson.h>
-#include <torch/csrc/inductor/aoti_package/model_package_loader.h>
 #endif
 
 namespace lps {
-
-struct Pt2ShapesDeleter {
-    void operator()(lp_pt2_shapes *s) const noexcept {
-        lp_pt2_shapes_free(s);
-    }
-};
-
-struct Pt2 {
-#if TORCH_VERSION_MAJOR >= 2
-    std::unique_ptr<torch::inductor::AOTIModelPackageLoader> loader;
-    // What runs the forwards: `loader`, or the program's own loader (attached, aoti_attach.cpp).
-    torch::inductor::AOTIModelPackageLoader *runner = nullptr;
-#endif
-    std::vector<ReboundSlot> slots; // an attached package's rebound imports, put back at detach
-    struct Kernel {
-        std::string name;           // as kernel_information.json names it (no "graph_0_")
-        std::string label;          // its op row: the name, and the modules it fused
-        std::vector<int32_t> chain; // the modules from below the root down to its placement
-    };
-    std::vector<Kernel> kernels;
-    // Per module: where Inductor fused its work into a kernel placed in another module (the
-    // first such kernel, and how many more), for its row to say where its time went.
-    struct FusedInto {
-        int32_t kernel = -1; // index into `kernels`, -1: none
-        std::string module;  // the kernel's placement
-        size_t depth = 0;    // the placement's depth
-        unsigned more = 0;
-    };
-    std::vector<FusedInto> fused_into;
-    std::vector<uint64_t> calls;     // per module: calls per forward, from the export
-    bool calls_hooked = false;       // counted by forward hooks at export (else the graph's keys)
-    size_t calls_without_nodes = 0;  // modules called there that left no node (identity modules)
-    std::vector<std::string> inputs; // the example inputs' specs ("1x3x224x224", "4:int64")
-    // The inputs' constraints, the FLOPs and output shapes (collect/pt2_shapes.c); set with a map.
-    std::unique_ptr<lp_pt2_shapes, Pt2ShapesDeleter> shapes;
-    bool has_map = false;
-    bool rebound = false;  // its kernel-profile imports go through aoti_rebind.cpp's wrappers
-    uint64_t unplaced = 0; // kernel calls that did not follow the map's order (under the root)
-};
 
 bool is_pt2_path(const char *path) noexcept {
     size_t n = std::strlen(path);
@@ -407,6 +364,8 @@ void pt2_enter(lps_model *m) noexcept {
     t_next = 0;
     t_depth = 0;
     t_chain = 0;
+    m->pt2->shapes_now = m->pt2->shapes_next; // the shapes given count for this forward only
+    m->pt2->shapes_next = false;
     uint64_t t0 = lp_now_ns();
     m->forward_t0 = t0;
     if (g_pt2.load(std::memory_order_relaxed) == m)
@@ -424,8 +383,8 @@ void pt2_leave(lps_model *m, bool completed) noexcept {
     if (m->sink.add_calls)
         for (size_t i = 1; i < p.calls.size(); i++)
             if (p.calls[i]) m->sink.add_calls(m->sink.ctx, static_cast<int32_t>(i), p.calls[i]);
-    // The figures at the shapes the input check bound (none yet: nothing is delivered).
-    if (p.has_map)
+    // The figures at the shapes the input check bound for this forward (none: none delivered).
+    if (p.has_map && p.shapes_now)
         lp_pt2_shapes_deliver(p.shapes.get(), &m->sink, (m->hooks & LPS_HOOK_FLOPS) != 0,
                               m->mark_outputs);
     t_wanted = m->sink.call_exit(m->sink.ctx, t1) != 0;
@@ -485,6 +444,7 @@ c10::IValue pt2_forward(lps_model *m, lps_inputs *in) {
         // AOTInductor does not check its inputs: a shape it was not compiled for reads past its
         // buffers. lps_inputs_create checked them already; this binds the shapes' symbols.
         if (check_inputs(p, args) != LP_OK) throw std::runtime_error(lp_error_last());
+        p.shapes_next = true;
     }
     c10::InferenceMode guard;
     pt2_enter(m);

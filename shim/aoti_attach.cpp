@@ -25,7 +25,7 @@ void package_detach(lps_model *m) noexcept {
 } // namespace
 
 extern "C" int lps_model_attach_package(void *loader, const char *torch_build, const char *path,
-                                        const char *device, lps_model **out) noexcept {
+                                        const char *device, int exec, lps_model **out) noexcept {
     if (!loader || !torch_build || !path || !out)
         return lp_error_set(LP_ERR_INVALID, "lps_model_attach_package: NULL argument");
     *out = nullptr;
@@ -42,6 +42,7 @@ extern "C" int lps_model_attach_package(void *loader, const char *torch_build, c
         m->attached = true; // from here on, lps_model_free lets the loader go
         m->detach = package_detach;
         m->held_loader = loader;
+        m->mark_outputs = (exec & LPS_EXEC_OUTPUTS) != 0; // as lps_model_load's package
         int rc = lps::pt2_attach(m.get(), loader, path);
         if (rc) {
             lps_model_free(m.release());

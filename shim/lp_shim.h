@@ -68,12 +68,13 @@ int lps_model_attach(void *module, const char *torch_build, const char *device, 
 
 /* The same for an AOTInductor package the program loaded itself: `loader` is its
  * torch::inductor::AOTIModelPackageLoader, `path` the package it was loaded from (layerprof's map
- * is read from it). LP_ERR_MODEL when the package has no map or its library is not loaded here
- * with kernel profiling, LP_ERR_BUSY when another open model holds the same loader, and
- * LP_ERR_UNSUPPORTED for another libtorch (or 1.x). *out: free with lps_model_free before the
- * program lets the loader go. */
+ * is read from it); of `exec`, LPS_EXEC_OUTPUTS alone counts (the map's output shapes are
+ * delivered, as lps_model_load's package does). LP_ERR_MODEL when the package has no map or its
+ * library is not loaded here with kernel profiling, LP_ERR_BUSY when another open model holds the
+ * same loader, and LP_ERR_UNSUPPORTED for another libtorch (or 1.x). *out: free with lps_model_free
+ * before the program lets the loader go. */
 int lps_model_attach_package(void *loader, const char *torch_build, const char *path,
-                             const char *device, lps_model **out) LPS_NOEXCEPT;
+                             const char *device, int exec, lps_model **out) LPS_NOEXCEPT;
 
 /* Around a forward the program runs itself on the calling thread (an attached model). enter sets
  * the thread's TorchScript optimizer as the model's mode needs, resets the per-forward state,
@@ -115,6 +116,12 @@ typedef struct lps_pt2_info {
     size_t calls_without_nodes; /* modules called there that left no node in the graph */
 } lps_pt2_info;
 int lps_model_pt2_info(const lps_model *m, lps_pt2_info *out) LPS_NOEXCEPT;
+/* The shapes of the next forward's inputs, checked against the package's map (`inputs`
+ * well formed, at most LP_MAX_INPUTS: config/tensor_shapes.h): LP_OK, and that forward delivers
+ * the FLOPs and output shapes the map works out for them; else LP_ERR_INVALID with the reason,
+ * and it delivers none. Once per forward, before lps_forward_enter; allocates nothing. LP_OK and
+ * nothing else for a model that is not a package with a map. */
+int lps_model_pt2_shapes(lps_model *m, const lp_tensor_shape *inputs, size_t n) LPS_NOEXCEPT;
 /* Where the work of module `index` of a package went when it has no kernel of its own and
  * Inductor fused its nodes into kernels placed in other modules (the map's kernels and the modules
  * each fused, docs/pt2.md): the path of the module holding the kernel ("" the root) in *module,

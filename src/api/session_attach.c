@@ -7,6 +7,7 @@
 #include "api/session_internal.h"
 #include "base/error.h"
 #include "config/options_version.h"
+#include "config/tensor_shapes.h"
 
 int lp_session_attach(lp_session **out, const lp_options *in, void *module,
                       const char *torch_build) {
@@ -43,6 +44,26 @@ int lp_session_attach_package(lp_session **out, const lp_options *in, void *load
     if (!rc) rc = session_open_from(out, &view.opts, &src);
     lp_options_view_close(&view);
     return rc;
+}
+
+/* Before the forward: the figures are delivered at its end from the shapes bound here, so a
+ * refused shape leaves that forward without figures (the shim keeps no stale ones for it). */
+int lp_session_input_shapes_set(lp_session *s, const lp_tensor_shape *inputs, size_t n) {
+    static const char who[] = "lp_session_input_shapes_set";
+    if (!s) return lp_error_set(LP_ERR_INVALID, "%s: session is NULL", who);
+    int rc = lp_tensor_shapes_check(inputs, n, who);
+    if (rc) return rc;
+    if (!s->attached || !s->pt2)
+        return lp_error_set(LP_ERR_STATE,
+                            "%s: the session is not attached to a package (%s): input shapes are "
+                            "for lp_session_attach_package",
+                            who, s->attached ? "a module" : "it runs its own forwards");
+    if (s->in_forward)
+        return lp_error_set(LP_ERR_STATE,
+                            "%s: a forward is open: give the shapes before "
+                            "lp_session_forward_begin",
+                            who);
+    return lps_model_pt2_shapes(s->model, inputs, n);
 }
 
 int lp_session_forward_begin(lp_session *s) {

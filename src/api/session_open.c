@@ -223,7 +223,7 @@ static int load_model(lp_session *s, const lp_options *opts, const session_sourc
     if (!s->attached && !src->package && (rc = lp_model_file_check(s->model_path))) return rc;
     if (src->package)
         rc = lps_model_attach_package(src->module, src->torch_build, s->model_path, s->device,
-                                      &s->model);
+                                      exec_of(s), &s->model);
     else if (s->attached)
         rc = lps_model_attach(src->module, src->torch_build, s->device, exec_of(s), &s->model);
     else

@@ -270,7 +270,7 @@ static int bind_symbols(lp_pt2_shapes *s, const lp_pt2_input *inputs) {
     for (size_t i = 0; i < s->n_inputs; i++) {
         const lp_pt2_input_dims *want = &s->inputs[i];
         const lp_pt2_input *got = &inputs[i];
-        if (strcmp(got->dtype, want->dtype) != 0)
+        if (got->dtype && strcmp(got->dtype, want->dtype) != 0)
             return lp_error_set(LP_ERR_INVALID,
                                 "input %zu is %s, the package was compiled for %s (AOTInductor "
                                 "fixes dtypes at export)",

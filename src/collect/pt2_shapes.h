@@ -113,7 +113,8 @@ int lp_pt2_shapes_read(lp_pt2_shapes **out, json_t *root, json_t *modules,
 
 void lp_pt2_shapes_free(lp_pt2_shapes *s);
 
-/* One input as the check sees it: its sizes and its dtype's name ("float32"), both borrowed. */
+/* One input as the check sees it: its sizes and its dtype's name ("float32"), both borrowed; a
+ * NULL dtype is not checked (a program's tensor of a dtype lp_dtype does not name). */
 typedef struct lp_pt2_input {
     const int64_t *sizes;
     size_t rank;
