@@ -243,7 +243,7 @@ def main():
     # callgrind runs one thread at a time, so the programs run side by side, one per core: the
     # counts are the same (each program's own instructions), the gate takes half the time.
     with tempfile.TemporaryDirectory() as d, \
-            concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+            concurrent.futures.ThreadPoolExecutor(max_workers=len(os.sched_getaffinity(0))) as pool:
         core = pool.submit(run_callgrind, valgrind,
                            [a.bench, "instructions", "--iterations", str(a.iterations)], d)
         tcases = pool.submit(torch_cases, d) if a.torch_bench else None

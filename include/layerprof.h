@@ -613,7 +613,8 @@ LP_API int lp_session_attach_package(lp_session **out, const lp_options *opts, v
 typedef struct lp_tensor_shape {
     const int64_t *sizes; /* `rank` sizes, each >= 0, borrowed for the call (NULL for rank 0) */
     int rank;             /* 0 .. LP_MAX_DIMS */
-    int dtype;            /* an lp_dtype, or -1 for a dtype lp_dtype does not name (not checked) */
+    int dtype; /* an lp_dtype, or -1 for a dtype lp_dtype does not name (refused: a package's
+                * inputs all have one) */
 } lp_tensor_shape;
 
 /* The shapes of the `n` input tensors (at most LP_MAX_INPUTS, in the loader's order) of the next
@@ -622,7 +623,8 @@ typedef struct lp_tensor_shape {
  * and output shapes from them (the flops and out_shape columns), as for a package the session
  * loads itself (docs/pt2.md). Once per forward; nothing is allocated, and shapes equal to the
  * last ones are not worked out again. They count for the next forward only: a forward begun
- * without them records no FLOPs or output shapes.
+ * without them records no FLOPs or output shapes; NULL `inputs` with `n` 0 says so (the shapes
+ * given before are dropped), and so does any refused call.
  * LP_ERR_INVALID, with the input, the dimension and what the package allows, for shapes the
  * package was not compiled for (another count, rank or dtype, a fixed size that differs, a
  * dynamic one outside its range): the next forward records no figures, and the program should

@@ -79,11 +79,14 @@ class PackageSession {
      * LP_MAX_INPUTS, a rank over LP_MAX_DIMS, an undefined tensor) are not handed over: that
      * forward records no FLOPs or output shapes, and runs as before. */
     void input_shapes(const std::vector<at::Tensor> &inputs) {
-        if (inputs.size() > LP_MAX_INPUTS) return;
+        // Shapes it cannot describe: none for this forward (never those of an earlier one).
+        if (inputs.size() > LP_MAX_INPUTS)
+            return check(lp_session_input_shapes_set(session_, nullptr, 0));
         lp_tensor_shape shapes[LP_MAX_INPUTS]; // once per forward, on the stack
         for (size_t i = 0; i < inputs.size(); i++) {
             const at::Tensor &t = inputs[i];
-            if (!t.defined() || t.dim() > LP_MAX_DIMS) return;
+            if (!t.defined() || t.dim() > LP_MAX_DIMS)
+                return check(lp_session_input_shapes_set(session_, nullptr, 0));
             shapes[i] = lp_tensor_shape{t.sizes().data(), static_cast<int>(t.dim()),
                                         dtype_of(t.scalar_type())};
         }

@@ -14,13 +14,19 @@ extern "C" int lps_model_pt2_shapes(lps_model *m, const lp_tensor_shape *inputs,
     p.shapes_next = false; // until these pass: a refused shape leaves the forward no figures
     lp_pt2_input desc[LP_MAX_INPUTS]; // on the stack: the check, once per forward, allocates none
     for (size_t i = 0; i < n; i++) {
-        // The map names dtypes as lp_dtype_name's canonical names ("float32", "int64"); -1, a
-        // dtype outside lp_dtype, is left unchecked rather than refused.
+        // The map names dtypes as lp_dtype_name's canonical names ("float32", "int64"), and
+        // every package's inputs have one (the export refuses others): -1, a dtype outside
+        // lp_dtype, is never what the package was compiled for, and is refused by name.
         int dtype = inputs[i].dtype;
         desc[i] = lp_pt2_input{inputs[i].sizes, static_cast<size_t>(inputs[i].rank),
-                               dtype < 0 ? nullptr : lp_dtype_name(static_cast<lp_dtype>(dtype))};
+                               dtype < 0 ? "a dtype lp_dtype does not name"
+                                         : lp_dtype_name(static_cast<lp_dtype>(dtype))};
     }
     int rc = lp_pt2_shapes_check(p.shapes.get(), desc, n);
     p.shapes_next = rc == LP_OK;
     return rc;
+}
+
+extern "C" void lps_model_pt2_shapes_forget(lps_model *m) noexcept {
+    if (m && m->pt2) m->pt2->shapes_next = false;
 }

@@ -122,6 +122,9 @@ int lps_model_pt2_info(const lps_model *m, lps_pt2_info *out) LPS_NOEXCEPT;
  * and it delivers none. Once per forward, before lps_forward_enter; allocates nothing. LP_OK and
  * nothing else for a model that is not a package with a map. */
 int lps_model_pt2_shapes(lps_model *m, const lp_tensor_shape *inputs, size_t n) LPS_NOEXCEPT;
+/* The next forward has no shapes: those given before it, if any, are dropped (a refused call, a
+ * forward that failed to begin, or inputs the program could not describe). */
+void lps_model_pt2_shapes_forget(lps_model *m) LPS_NOEXCEPT;
 /* Where the work of module `index` of a package went when it has no kernel of its own and
  * Inductor fused its nodes into kernels placed in other modules (the map's kernels and the modules
  * each fused, docs/pt2.md): the path of the module holding the kernel ("" the root) in *module,

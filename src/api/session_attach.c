@@ -51,6 +51,8 @@ int lp_session_attach_package(lp_session **out, const lp_options *in, void *load
 int lp_session_input_shapes_set(lp_session *s, const lp_tensor_shape *inputs, size_t n) {
     static const char who[] = "lp_session_input_shapes_set";
     if (!s) return lp_error_set(LP_ERR_INVALID, "%s: session is NULL", who);
+    /* Whatever is refused below, shapes given earlier no longer describe the next forward. */
+    if (s->attached && s->pt2 && !s->in_forward) lps_model_pt2_shapes_forget(s->model);
     int rc = lp_tensor_shapes_check(inputs, n, who);
     if (rc) return rc;
     if (!s->attached || !s->pt2)
@@ -63,6 +65,7 @@ int lp_session_input_shapes_set(lp_session *s, const lp_tensor_shape *inputs, si
                             "%s: a forward is open: give the shapes before "
                             "lp_session_forward_begin",
                             who);
+    if (!inputs) return LP_OK; /* NULL, 0: the next forward has no shapes, and that is all */
     return lps_model_pt2_shapes(s->model, inputs, n);
 }
 
@@ -78,6 +81,7 @@ int lp_session_forward_begin(lp_session *s) {
     session_forward *f = &s->program_fwd;
     int rc = session_forward_begin(s, f, SESSION_FWD_SAMPLED | SESSION_FWD_PROGRAM);
     if (!rc && (rc = lps_forward_enter(s->model))) session_forward_end(s, f, 0, 0, 0);
+    if (rc && s->pt2) lps_model_pt2_shapes_forget(s->model); /* not for a later forward */
     if (rc) return rc;
     s->in_forward = 1;
     return LP_OK;

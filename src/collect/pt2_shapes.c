@@ -270,11 +270,6 @@ static int bind_symbols(lp_pt2_shapes *s, const lp_pt2_input *inputs) {
     for (size_t i = 0; i < s->n_inputs; i++) {
         const lp_pt2_input_dims *want = &s->inputs[i];
         const lp_pt2_input *got = &inputs[i];
-        if (got->dtype && strcmp(got->dtype, want->dtype) != 0)
-            return lp_error_set(LP_ERR_INVALID,
-                                "input %zu is %s, the package was compiled for %s (AOTInductor "
-                                "fixes dtypes at export)",
-                                i, got->dtype, want->dtype);
         if (got->rank != want->n_dims)
             return lp_error_set(LP_ERR_INVALID,
                                 "input %zu has %zu dimensions, the package was compiled for %zu "
@@ -340,6 +335,14 @@ int lp_pt2_shapes_check(lp_pt2_shapes *s, const lp_pt2_input *inputs, size_t n) 
     if (n != s->n_inputs)
         return lp_error_set(LP_ERR_INVALID, "the package takes %zu %s (%s at export), not %zu",
                             s->n_inputs, s->n_inputs == 1 ? "input" : "inputs", s->examples, n);
+    /* Dtypes before the cache: the same sizes in another dtype are other bytes (int32 ids where
+     * the package reads int64 ones would have it read past the buffer). */
+    for (size_t i = 0; i < n; i++)
+        if (inputs[i].dtype && strcmp(inputs[i].dtype, s->inputs[i].dtype) != 0)
+            return lp_error_set(LP_ERR_INVALID,
+                                "input %zu is %s, the package was compiled for %s (AOTInductor "
+                                "fixes dtypes at export)",
+                                i, inputs[i].dtype, s->inputs[i].dtype);
     if (same_as_last(s, inputs)) return LP_OK;
     if (s->n_symbols) {
         memset(s->try_values, 0, s->n_symbols * sizeof *s->try_values);

@@ -60,12 +60,14 @@ static int pick_cols(view *v, const char *const *columns, size_t n) {
  * (two threads may render at once). */
 typedef struct ranked {
     double value;
+    double tie; /* equal skews (infinite ones: medians of 0): the greater max first */
     size_t module;
 } ranked;
 
 static int by_rank(const void *a, const void *b) {
     const ranked *x = a, *y = b;
     if (x->value != y->value) return x->value > y->value ? -1 : 1;
+    if (x->tie != y->tie) return x->tie > y->tie ? -1 : 1;
     return x->module < y->module ? -1 : x->module > y->module; /* ties in model order */
 }
 
@@ -137,7 +139,8 @@ static int ranked_rows(view *v, int top, const char *rank_by) {
     size_t n = 0;
     for (size_t i = 0; i < v->m->n_modules; i++)
         if (spread(v, i, c.q)->n > 0)
-            order[n++] = (ranked){lp_merge_col_value(c, spread(v, i, c.q)), i};
+            order[n++] = (ranked){lp_merge_col_value(c, spread(v, i, c.q)),
+                                  c.stat == LP_MS_SKEW ? spread(v, i, c.q)->max : 0.0, i};
     qsort(order, n, sizeof *order, by_rank);
     v->n_rows = (size_t)top < n ? (size_t)top : n;
     for (size_t i = 0; i < v->n_rows; i++)

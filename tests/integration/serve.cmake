@@ -10,6 +10,11 @@ if(TARGET layerprof-serve)
   # Two instances, one slower, one Prometheus: the fleet queries of docs/production.md.
   add_test(NAME integration.prometheus_fleet
            COMMAND ${LP_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/test_prometheus_fleet.py ${lp_serve_args})
+  # RESOURCE_LOCK: each picks a free port, closes it and has a server bind it later (serve_util):
+  # with two of them side by side under ctest -j, one could take the other's port between.
+  # prometheus_fleet's replicas are judged against each other, so it runs alone.
   set_tests_properties(examples.serve integration.prometheus integration.prometheus_fleet PROPERTIES
-                       LABELS "integration" TIMEOUT ${LP_TEST_TIMEOUT} SKIP_RETURN_CODE 77)
+                       LABELS "integration" TIMEOUT ${LP_TEST_TIMEOUT} SKIP_RETURN_CODE 77
+                       RESOURCE_LOCK ports)
+  set_tests_properties(integration.prometheus_fleet PROPERTIES RUN_SERIAL TRUE)
 endif()

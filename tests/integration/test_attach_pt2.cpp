@@ -269,6 +269,12 @@ static void check_dynamic(const std::string &dir) {
         {ids(65, 16), "input 0 dimension 0 is 65, outside the package's range 1..64"},
         {ids(2, 600), "input 0 dimension 1 is 600, outside the package's range 2..512"},
         {{torch::rand({2, 16})}, "input 0 is float32, the package was compiled for int64"},
+        // the sizes of the last forward that passed, in another dtype: not taken for it
+        {{torch::zeros({5, 40}, torch::kInt)},
+         "input 0 is int32, the package was compiled for "
+         "int64"},
+        {{torch::zeros({5, 40}, torch::kComplexFloat)},
+         "input 0 is a dtype lp_dtype does not name, the package was compiled for int64"},
         {{torch::zeros({2, 16, 3}, torch::kLong)}, "input 0 has 3 dimensions"},
         {{}, "the package takes 1 input"},
     };
@@ -317,6 +323,32 @@ static void check_dynamic(const std::string &dir) {
     lp_tensor_shape deep{sizes, LP_MAX_DIMS + 1, LP_DTYPE_INT64};
     expect_refused("too many dims", lp_session_input_shapes_set(s, &deep, 1), LP_ERR_INVALID,
                    "not 0..8");
+
+    // Shapes that passed, then a refused call, or NULL, 0: the next forward has none (the ones
+    // that passed are not this forward's).
+    for (int clear = 0; clear < 2; clear++) {
+        LP_CHECK(lp_session_input_shapes_set(s, &good, 1) == LP_OK, "2x16: %s", lp_error_last());
+        if (clear)
+            LP_CHECK(lp_session_input_shapes_set(s, nullptr, 0) == LP_OK, "NULL, 0: %s",
+                     lp_error_last());
+        else
+            expect_refused("too many dims, after good shapes",
+                           lp_session_input_shapes_set(s, &deep, 1), LP_ERR_INVALID, "not 0..8");
+        auto before = shapes_of(s);
+        {
+            layerprof::Session::Forward scope(s);
+            loader.run(ids(2, 16));
+            scope.end();
+        }
+        session.step();
+        auto after_clear = shapes_of(s);
+        LP_CHECK(after_clear[""].raw_flops == before[""].raw_flops &&
+                     after_clear[""].raw_calls == before[""].raw_calls + 1,
+                 "%s: %llu FLOPs (%llu before), %llu calls", clear ? "NULL, 0" : "a refusal",
+                 static_cast<unsigned long long>(after_clear[""].raw_flops),
+                 static_cast<unsigned long long>(before[""].raw_flops),
+                 static_cast<unsigned long long>(after_clear[""].raw_calls));
+    }
     lp_options o = options_for(path); // a session that runs the package itself
     lp_session *file = nullptr;
     LP_CHECK(lp_session_open(&file, &o) == LP_OK, "transformer_dyn: %s", lp_error_last());
