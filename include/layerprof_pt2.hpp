@@ -108,7 +108,9 @@ class PackageSession {
     }
 
   private:
-    /* lp_dtype's value for a tensor's dtype, -1 for one it does not name (left unchecked). */
+    /* lp_dtype's value for a tensor's dtype, -1 for one it does not name (refused: no package's
+     * input has one). The shim's own table (shim/dtypes.cpp) is not public: this header is
+     * compiled in the program, against the library's C API only. */
     static int dtype_of(at::ScalarType type) noexcept {
         switch (type) {
         case at::kFloat:

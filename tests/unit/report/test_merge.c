@@ -307,6 +307,41 @@ static void zero_median_skew_ranks_first(void **state) {
     assert_true(s.skew == 0.0);
 }
 
+/* Net > a, b; per call, a takes a_us and b b_us (each its own total), the root 1us of its own. */
+static lp_report *two_leaves(uint64_t a_us, uint64_t b_us) {
+    lp_tree t;
+    lp_tree_init(&t);
+    t.iterations = 1;
+    int32_t root = fx_add(&t, "", "Net", -1);
+    int32_t a = fx_add(&t, "a", "Linear", root), b = fx_add(&t, "b", "Linear", root);
+    fx_ran(&t, root, 1, a_us + b_us + 1, 1);
+    fx_ran(&t, a, 1, a_us, a_us);
+    fx_ran(&t, b, 1, b_us, b_us);
+    lp_report *r = as_report(&t, NULL);
+    lp_tree_free(&t);
+    return r;
+}
+
+/* Two infinite skews (medians of 0): the one with the greater max ranks first, whatever the
+ * model order. */
+static void equal_skews_rank_by_their_max(void **state) {
+    (void)state;
+    static const uint64_t a[] = {0, 300, 0}, b[] = {0, 0, 700};
+    lp_merge *m = NULL;
+    assert_int_equal(lp_merge_new(&m, 0), LP_OK);
+    for (int i = 0; i < 3; i++) {
+        lp_report *r = two_leaves(a[i], b[i]);
+        assert_int_equal(lp_merge_add(m, r, NULL, "leaves.json"), LP_OK);
+        lp_report_free(r);
+    }
+    json_t *doc = render_json(m, 2);
+    json_t *mods = json_object_get(doc, "modules");
+    assert_string_equal(json_string_value(json_object_get(json_array_get(mods, 0), "path")), "b");
+    assert_string_equal(json_string_value(json_object_get(json_array_get(mods, 1), "path")), "a");
+    json_decref(doc);
+    lp_merge_free(m);
+}
+
 /* A tree of 20,000 modules: the root's 19,990 direct children, then a chain 10 deep under the
  * last. Every row comes, in model order, with its branch glyphs (the walk has no recursion and
  * no rescans of the module list). */
@@ -381,6 +416,7 @@ int main(void) {
         cmocka_unit_test(bad_calls),
         cmocka_unit_test(odd_runs_and_sources_merge),
         cmocka_unit_test(zero_median_skew_ranks_first),
+        cmocka_unit_test(equal_skews_rank_by_their_max),
         cmocka_unit_test(wide_and_deep_trees_render),
         cmocka_unit_test(control_characters_in_sources_are_shown_as_marks),
     };
