@@ -48,6 +48,11 @@ typedef struct lp_event_sink {
      * input shapes (the kernels carry neither). `dims` is valid during the call. */
     void (*add_flops)(void *ctx, int32_t module, uint64_t flops);
     void (*add_out_shape)(void *ctx, int32_t module, const int64_t *dims, int rank);
+    /* The module of the innermost module call open on this thread, -1 when none: the caller a
+     * site marker resolves its callee from (shim/marker_calls.cpp). The collector's own stack
+     * answers, so the shim keeps none of its own. NULL: no caller is known (sites resolve to no
+     * module). */
+    int32_t (*current_module)(void *ctx);
 } lp_event_sink;
 
 #ifdef __cplusplus
