@@ -19,14 +19,17 @@ def main():
     import torchvision
     from layerprof_export import export_pt2
 
-    builder = getattr(torchvision.models, name, None)
-    if not callable(builder):
-        sys.exit(f"export_package.py: torchvision has no model '{name}'")
+    if name not in torchvision.models.list_models(torchvision.models):
+        sys.exit(f"export_package.py: torchvision has no classification model '{name}'")
     torch.manual_seed(0)
-    model = builder(weights=None).eval()
+    model = torchvision.models.get_model(name, weights=None).eval()
     tmp = out + ".tmp.pt2"  # a half-written package is never taken for a finished one
-    export_pt2(model, (torch.randn(1, 3, 224, 224),), tmp)
-    os.replace(tmp, out)
+    try:
+        export_pt2(model, (torch.randn(1, 3, 224, 224),), tmp)
+        os.replace(tmp, out)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
 
 
 if __name__ == "__main__":

@@ -21,7 +21,7 @@
 #              opens a session on the first)
 #   --packages a,b,...  the AOTInductor packages of the overhead section, with libtorch 2.x only
 #              (default: efficientnet_b0,shufflenet_v2_x1_0,mobilenet_v3_small,resnet50, CNNs of
-#              hundreds of small kernels and one of large ones; --smoke: none): NAME.pt2 from
+#              hundreds of small kernels and one of large ones; --quick, --smoke: none): NAME.pt2 from
 #              $LP_MODELS_DIR, else exported once (random weights, 1x3x224x224) into
 #              BUILD/bench/pt2/ with the torchvision model of that name, by $LP_PT2_PYTHON
 #              (default: .deps/torch2/bin/python, the wheel's venv scripts/setup.sh makes);
@@ -87,6 +87,8 @@ smoke) target=0.02; rounds=2;  reps=1; thru=0.02; tree_max=10000;  tree_reps=1; 
            models=resnet18,lstm_cell,nested
        [ $packages_given = 1 ] || packages="" ;;
 esac
+# --quick stays ~85 s: packages only when named.
+[ $profile = quick ] && [ $packages_given = 0 ] && packages=""
 
 if [ $do_build = 1 ]; then
     if [ ! -f "$build/CMakeCache.txt" ]; then
@@ -212,15 +214,22 @@ add_packages() {
         return 0
     fi
     local py=${LP_PT2_PYTHON:-$repo/.deps/torch2/bin/python} dir=$build/bench/pt2 name path
+    local -a package_list
     IFS=, read -r -a package_list <<<"$packages"
     for name in "${package_list[@]}"; do
         path=$models_dir/$name.pt2
         [ -f "$path" ] || path=$dir/$name.pt2
         if [ ! -f "$path" ]; then
+            if [ ! -x "$py" ]; then
+                echo "  $name.pt2: not found, and no Python to export it ($py; set LP_PT2_PYTHON); skipped"
+                continue
+            fi
             mkdir -p "$dir"
+            # A failed export is the harness's failure: the exit status says so.
             if ! "$py" "$here/export_package.py" "$name" "$path" >"$out" 2>&1; then
-                echo "  $name.pt2: export with $py failed; skipped:"
+                echo "  $name.pt2: FAILED (export with $py):"
                 grep -v '^W' "$out" | tail -3 | sed 's/^/    /'
+                failed=1
                 continue
             fi
         fi
@@ -242,7 +251,7 @@ else
     for m in "${model_list[@]}"; do
         # NAME or NAME=SPEC;SPEC (inputs as --input, for a model that records none)
         inputs=()
-        if [[ $m == *=* ]]; then
+        if [[ $m != *.pt2 && $m == *=* ]]; then
             IFS=';' read -r -a specs <<<"${m#*=}"
             for s in "${specs[@]}"; do inputs+=(--input "$s"); done
             m=${m%%=*}

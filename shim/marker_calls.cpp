@@ -52,8 +52,7 @@ void marker_enter_site(uint64_t tag, uint32_t site, bool call) noexcept {
     const lp_event_sink *sink = marker_sink(&m);
     if (!sink || m->marker_tag != tag) return;
     uint64_t t = lp_now_ns();
-    // The calling module is the innermost one the collector has open on this thread: the
-    // collector keeps the thread's module stack, the shim none.
+    // The calling module: the innermost one open in the sink's stack on this thread.
     int32_t caller = sink->current_module ? sink->current_module(sink->ctx) : -1;
     int32_t module = caller < 0 ? -1 : m->site_callee.find(site_key(caller, site));
     deliver_enter(sink, module, call, t);

@@ -49,9 +49,8 @@ typedef struct lp_event_sink {
     void (*add_flops)(void *ctx, int32_t module, uint64_t flops);
     void (*add_out_shape)(void *ctx, int32_t module, const int64_t *dims, int rank);
     /* The module of the innermost module call open on this thread, -1 when none: the caller a
-     * site marker resolves its callee from (shim/marker_calls.cpp). The collector's own stack
-     * answers, so the shim keeps none of its own. NULL: no caller is known (sites resolve to no
-     * module). */
+     * site marker resolves its callee from (shim/marker_calls.cpp), read from the collector's
+     * stack, the thread's only one. NULL: no caller is known (sites resolve to no module). */
     int32_t (*current_module)(void *ctx);
 } lp_event_sink;
 

@@ -339,10 +339,23 @@ static void test_the_current_module_is_the_innermost_open_module_frame(void **st
     assert_int_equal(lp_ev_current_module(c), FEATURES);
     lp_ev_call_enter(c, -1, 60); /* a module the tree does not hold */
     assert_int_equal(lp_ev_current_module(c), FEATURES);
+    lp_ev_method_enter(c, FEATURES, 62); /* a helper method of the call: passes through */
+    assert_int_equal(lp_ev_current_module(c), FEATURES);
+    leave(c, 64);
     leave(c, 70);
     leave(c, 80);
     assert_int_equal(lp_ev_current_module(c), ROOT);
     leave(c, 90);
+    assert_int_equal(lp_ev_current_module(c), -1);
+    /* Deeper than the stack keeps: the deepest kept module answers, and its calls below are
+     * dropped anyway. */
+    enter(c, ROOT, 100);
+    for (int i = 1; i < 600; i++)
+        enter(c, i % 2 ? F0 : F1, 100 + (uint64_t)i);
+    /* The stack keeps 512 frames (LP_MAX_STACK): the last kept, frame 511, is F0's. */
+    assert_int_equal(lp_ev_current_module(c), F0);
+    for (int i = 0; i < 600; i++)
+        leave(c, 800 + (uint64_t)i);
     assert_int_equal(lp_ev_current_module(c), -1);
     lp_collector_count_iteration(c);
     assert_int_equal(lp_collector_finish(c), LP_OK);
