@@ -35,7 +35,9 @@ static lp_thread_state *thread_state_new(const lp_collector *c) {
     if (c->cfg.histograms)
         ts->hist = calloc(c->tree->n_nodes ? c->tree->n_nodes : 1, sizeof *ts->hist);
     if (!ts->mods || !ts->outside_ns || (c->cfg.histograms && !ts->hist) ||
-        (c->cfg.memory && lp_ptrmap_init(&ts->live, 1024))) {
+        (c->cfg.memory &&
+         (lp_ptrmap_init(&ts->live, 1024) || lp_pkg_mem_init(&ts->pkg, c->tree->n_nodes)))) {
+        lp_ptrmap_free(&ts->live);
         free(ts->hist);
         free(ts->mods);
         free(ts->outside_ns);
@@ -54,6 +56,7 @@ static void thread_state_free(lp_thread_state *ts) {
     free(ts->rows);
     free(ts->row_index);
     lp_ptrmap_free(&ts->live);
+    lp_pkg_mem_release(&ts->pkg);
     lp_span_buf_free(&ts->trace);
     free(ts);
 }
@@ -201,6 +204,10 @@ static void pop(lp_collector *c, lp_thread_state *ts, uint64_t t) {
     if (f->scope) c->cfg.scopes.exit(c->cfg.scopes.ctx, f->scope);
     uint64_t total = t > f->t_start ? t - f->t_start : 0;
     lp_frame *below = ts->sp ? &ts->stack[ts->sp - 1] : NULL;
+    if (__builtin_expect(ts->pkg.root_serial == f->serial, 0)) {
+        lp_pkg_mem_flush(&ts->pkg, c->tree, ts->mods, c->measured_root, c->cfg.memory_devices);
+        ts->pkg.root_serial = 0;
+    }
     if (f->kind == FRAME_MODULE) {
         if (f->measured) {
             record_call(c, &ts->mods[f->node], f, total);
@@ -454,65 +461,6 @@ void lp_ev_op_end(lp_collector *c, uint64_t t) {
     pop(c, ts, t);
 }
 
-/* Lowers the live bytes of the calls that enclose (or are) the allocating call and are still open.
- */
-static void release_block(lp_thread_state *ts, const lp_alloc_rec *rec) {
-    int d = rec->device;
-    for (int i = ts->sp - 1; i >= 0; i--) {
-        lp_frame *f = &ts->stack[i];
-        if (f->serial > rec->owner_serial)
-            continue; /* opened after the allocation: not its owner */
-        f->mem[d].live -= rec->bytes;
-    }
-    if (rec->owner_depth < ts->sp && ts->stack[rec->owner_depth].serial == rec->owner_serial)
-        ts->stack[rec->owner_depth].mem[d].self_live -= rec->bytes;
-    if (rec->module_depth >= 0 && rec->module_depth != rec->owner_depth &&
-        rec->module_depth < ts->sp && ts->stack[rec->module_depth].serial == rec->module_serial)
-        ts->stack[rec->module_depth].mem[d].self_live -= rec->bytes;
-}
-
-void lp_ev_memory(lp_collector *c, const void *ptr, int64_t bytes, int device, uint64_t t) {
-    (void)t;
-    lp_thread_state *ts = state_of(c);
-    if (!ts || !c->cfg.memory || device < 0 || device >= LP_DEV_COUNT || bytes == 0) return;
-    ts->events++;
-    if (__builtin_expect(atomic_load_explicit(&c->tracing, memory_order_relaxed), 0))
-        lp_span_buf_add_mem(&ts->trace, c->cfg.trace_max_spans, t, bytes, device);
-    if (!ts->sp || !ts->stack[ts->sp - 1].measured) {
-        /* Outside any measured call: a block freed here may still be one we saw allocated, but
-         * allocations are not looked at, and nor are frees while no measured block is alive. */
-        lp_alloc_rec rec;
-        if (bytes < 0 && ts->live.count && lp_ptrmap_take(&ts->live, (uintptr_t)ptr, &rec))
-            release_block(ts, &rec);
-        return;
-    }
-    if (bytes > 0) {
-        int top = ts->sp - 1;
-        lp_frame *owner = &ts->stack[top];
-        int mf = owner->module_frame;
-        for (int i = 0; i <= top; i++) {
-            lp_frame_mem *m = &ts->stack[i].mem[device];
-            m->live += bytes;
-            m->net += bytes;
-            if (m->live > m->peak) m->peak = m->live;
-        }
-        owner->mem[device].self_live += bytes;
-        if (mf >= 0 && mf != top) ts->stack[mf].mem[device].self_live += bytes;
-        lp_alloc_rec rec = {
-            (uintptr_t)ptr, bytes, owner->serial, mf >= 0 ? ts->stack[mf].serial : 0, top, mf,
-            device};
-        if (lp_ptrmap_put(&ts->live, &rec)) ts->dropped++;
-    } else {
-        for (int i = 0; i < ts->sp; i++)
-            ts->stack[i].mem[device].net += bytes;
-        lp_alloc_rec rec;
-        if (lp_ptrmap_take(&ts->live, (uintptr_t)ptr, &rec))
-            release_block(ts, &rec);
-        else
-            ts->foreign_frees++;
-    }
-}
-
 /* ---- for the collector's other files (collector_internal.h) -------------------------------------
  * Thin wrappers, so the hot path's own calls to the static functions above stay as they were. */
 
@@ -535,7 +483,11 @@ int lp_thread_state_drop_frames(lp_collector *c, lp_thread_state *ts, int close_
             if (ts->stack[k].scope) c->cfg.scopes.exit(c->cfg.scopes.ctx, ts->stack[k].scope);
     ts->sp = keep;
     ts->overflow = 0;
-    if (c->cfg.memory) lp_ptrmap_clear(&ts->live);
+    if (c->cfg.memory) {
+        lp_ptrmap_clear(&ts->live);
+        lp_pkg_mem_clear(&ts->pkg);
+        ts->pkg.root_serial = 0;
+    }
     return dropped;
 }
 

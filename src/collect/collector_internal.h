@@ -1,7 +1,8 @@
 /* collector_internal.h: the collector's state, shared by its files (collect/collector*.c,
  * collect/regions.c) and by nothing else. See collector.h for the contract.
  *
- *   collector.c         the hot path: a thread's state, frames, module/op/memory events
+ *   collector.c         the hot path: a thread's state, frames, module/op events
+ *   collector_memory.c  the hot path's memory events, and a package's charging (pkg_memory.c)
  *   collector_driver.c  the driving thread: create/free, merging the threads into the tree, CUDA
  *                       time, stats
  *   regions.c           the region table and region events */
@@ -15,6 +16,7 @@
 
 #include "base/ptrmap.h"
 #include "collect/collector.h"
+#include "collect/pkg_memory.h"
 #include "collect/timeline.h"
 #include "model/tree.h"
 
@@ -80,6 +82,7 @@ typedef struct lp_thread_state {
     int32_t *row_index; /* open addressing: row + 1, 0 empty */
     size_t index_cap;
     lp_ptrmap live;
+    lp_pkg_mem pkg; /* an AOTInductor package's forward: its modules' memory (cfg.memory) */
     uint64_t events, dropped, unbalanced, foreign_frees;
     uint32_t slot; /* index in lp_collector.threads: op scope ids carry it */
     const char *no_formula[LP_MAX_NO_FORMULA]; /* lp_ev_flops_unknown, first seen first */
