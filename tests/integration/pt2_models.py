@@ -42,8 +42,8 @@ from layerprof_export import export_pt2  # noqa: E402
 # torch.export can trace (pat_branches branches on data and pat_structured takes non-tensor
 # arguments: AOTInductor packages take tensors, in a fixed graph).
 NAMES = ["resnet18", "lstm_cell", "nested", "pat_loops", "pat_lists", "pat_shared",
-         "pat_traced", "pat_state", "pat_identity", "transformer_dyn"]
-WITH_TORCHSCRIPT = {"resnet18", "lstm_cell", "transformer_dyn"}
+         "pat_traced", "pat_state", "pat_identity", "transformer_dyn", "memory_stages"]
+WITH_TORCHSCRIPT = {"resnet18", "lstm_cell", "transformer_dyn", "memory_stages"}
 THROUGH_COMMAND_LINE = {"pat_loops", "transformer_dyn"}  # the command line's --input SHAPE[:DTYPE]
 # The dynamic dims, as the command line's --dynamic says them (docs/pt2.md).
 DYNAMIC = {"transformer_dyn": ["0:0=1..64:batch", "0:1=2..512:seq"]}
@@ -67,6 +67,35 @@ class DynTransformer(nn.Module):
 
 
 MODELS["transformer_dyn"] = (DynTransformer, ["2x16:int64:0..999"])
+
+
+class MemoryStage(nn.Module):
+    """relu, then a matmul by an (i x o) weight: the matmul is an extern kernel whose output
+    buffer Inductor cannot fuse away, so each stage's activations are known to the byte."""
+
+    def __init__(self, i: int, o: int):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(i, o))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.relu(x) @ self.w
+
+
+class MemoryStages(nn.Module):
+    """The known-activation package of check_pt2_memory.py, input 8x64 float32: s1 = relu (8x64,
+    2048 B) then matmul to 8x128 (4096 B); s2 = relu (8x128, 4096 B) then matmul to 8x32
+    (1024 B). The package runs s2's relu in place on s1's output; TorchScript allocates it."""
+
+    def __init__(self):
+        super().__init__()
+        self.s1 = MemoryStage(64, 128)
+        self.s2 = MemoryStage(128, 32)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.s2(self.s1(x))
+
+
+MODELS["memory_stages"] = (MemoryStages, ["8x64"])
 
 
 class SkipInEval(nn.Module):
