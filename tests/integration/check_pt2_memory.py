@@ -12,7 +12,8 @@ PT2_DIR holds what pt2_models.py exported. memory_stages.pt2 (pt2_models.py's Me
     buf3 = empty(8x32)   1024 B   aoti_torch_cpu_mm_out   (s2)   buf3 returned, buf1 freed
 
 A buffer is the module of the kernel that runs next (its producer), a free the module of the
-kernel that ran last (its last consumer), so per call (calls 1, 3 forwards, min = max):
+kernel that ran last (its last consumer), so per call (calls 1, 3 forwards, min = max), with the
+kernels seen through the package's rebound imports and through the callback (--events):
 
     module  retained  self  peak  net
     s1      4096      4096  6144  4096    buf0 + buf1 at once; buf0 freed after s1's matmul
@@ -54,10 +55,10 @@ def check(ok, what):
         print(f"FAIL: {what}", flush=True)
 
 
-def report(lp, model, tmp):
+def report(lp, model, tmp, extra=()):
     out = os.path.join(tmp, os.path.basename(model) + ".json")
     p = subprocess.run([lp, model, "--memory", "--iterations", str(ITERATIONS), "--warmup", "1",
-                        "--format", "json", "--output", out, "--format", "tree"],
+                        *extra, "--format", "json", "--output", out, "--format", "tree"],
                        capture_output=True, text=True, timeout=600)
     check(p.returncode == 0, f"{model}: exit {p.returncode}: {(p.stdout + p.stderr)[-400:]}")
     if p.returncode:
@@ -116,6 +117,10 @@ def main():
             check_exact("memory_stages.pt2", mods, PACKAGE)
             check("memory is the root's" not in text and "its producer" in text,
                   f"memory_stages.pt2: the note under the table: {text[-600:]}")
+        # --events: the kernels come through the RecordFunction callback, ATen ops inside them.
+        mods, _ = report(lp, os.path.join(d, "memory_stages.pt2"), tmp, ["--events"])
+        if mods:
+            check_exact("memory_stages.pt2 --events", mods, PACKAGE)
         mods, _ = report(lp, os.path.join(d, "memory_stages.pt"), tmp)
         if mods:
             check_exact("memory_stages.pt", mods, TORCHSCRIPT)
