@@ -389,8 +389,7 @@ void pt2_enter(lps_model *m) noexcept {
     begin_forward(m);
     t_next = 0;
     t_depth = 0;
-    t_chain = 0;
-    t_module = 0;
+    t_chain = 0; // t_module and t_placed are set by each kernel's start before they are read
     m->pt2->shapes_now = m->pt2->shapes_next; // the shapes given count for this forward only
     m->pt2->shapes_next = false;
     uint64_t t0 = lp_now_ns();
