@@ -9,12 +9,15 @@ or for pat_loops its command line:
   OUT_DIR/NAME.pt2          the package, with layerprof's module map
   OUT_DIR/NAME.counts.json  eager forward-hook calls per module path for one forward (the same
                             recorder as models/export.py), {"calls": {path: n}, "aliases": {...}}
-  OUT_DIR/NAME.pt           (resnet18, lstm_cell) the same model as TorchScript, for `layerprof
-                            diff`
+  OUT_DIR/NAME.pt           (resnet18, lstm_cell, memory_stages) the same model as TorchScript,
+                            for `layerprof diff` and the memory checks
 
 and OUT_DIR/nested_nomap.pt2: the nested model compiled by AOTInductor directly, without
 layerprof's map (its kernels go to the root, with a note). The models are models/'s own builders
 with the same default inputs; a model torch.export cannot take is a failure, not a skip.
+
+memory_stages (MemoryStages below: relu then matmul, twice) has activations known to the byte,
+for check_pt2_memory.py's --memory checks, with its TorchScript file beside it.
 
 transformer_dyn (DynTransformer below) is the one package with dynamic shapes: exported through
 the helper's command line with a dynamic batch (1..64) and sequence length (2..512), and as
