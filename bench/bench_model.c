@@ -115,14 +115,25 @@ void bench_recording_close(bench_recording *r) {
 
 /* The counting sink answers 1 (op events wanted) so that the shim delivers every op. */
 static int count_enter(void *c, int32_t m, uint64_t t) {
-    (void)m, (void)t;
-    ((bench_counts *)c)->enters++;
+    (void)t;
+    bench_counts *k = c;
+    k->enters++;
+    if (k->n_modules < (int)(sizeof k->modules / sizeof k->modules[0]))
+        k->modules[k->n_modules] = m;
+    k->n_modules++;
     return 1;
 }
 static int count_exit(void *c, uint64_t t) {
     (void)t;
-    ((bench_counts *)c)->exits++;
+    bench_counts *k = c;
+    k->exits++;
+    if (k->n_modules > 0) k->n_modules--;
     return 1;
+}
+static int32_t count_current_module(void *c) {
+    const bench_counts *k = c;
+    int n = k->n_modules;
+    return n > 0 && n <= (int)(sizeof k->modules / sizeof k->modules[0]) ? k->modules[n - 1] : -1;
 }
 static int count_op(void *c, const char *name, uint64_t shape_key, uint64_t t) {
     (void)name, (void)shape_key, (void)t;
@@ -151,7 +162,8 @@ lp_event_sink bench_counting_sink(bench_counts *k) {
                            .op_start = count_op,
                            .op_end = count_op_end,
                            .memory = count_memory,
-                           .method_enter = count_enter};
+                           .method_enter = count_enter,
+                           .current_module = count_current_module};
 }
 
 bench_counts bench_count_events(bench_model *bm, unsigned hooks, int n) {

@@ -63,6 +63,10 @@ typedef struct bench_counts {
     uint64_t enters, exits, ops, op_ends, allocs, frees;
     uint64_t top_ops; /* ops not nested in another op */
     int depth;
+    /* The open module frames, innermost last, for the site markers' current_module: the
+     * [shim-only] row pays their lookup as a profiled forward does. Deeper ones are counted. */
+    int32_t modules[64];
+    int n_modules;
 } bench_counts;
 lp_event_sink bench_counting_sink(bench_counts *k);
 /* Events per forward with `hooks`, averaged over `n` forwards. */

@@ -3,9 +3,10 @@
 # means.
 #
 #   bench/run.sh [--quick | --smoke] [--build DIR] [--no-build] [--clock cpu|wall] [--models a,b,...]
-#                [--region-models a,b,...] [--only sampling | --skip sampling]
+#                [--region-models a,b,...] [--packages a,b,...] [--only sampling | --skip sampling]
 #
-#   (default)  the full run, ~8 minutes on 2 cores
+#   (default)  the full run, ~8 minutes on 2 cores, 3 more for the packages with libtorch 2.x
+#              (and 4 the first time, exporting them)
 #   --quick    fewer repetitions, no [shim-only] row, smaller trees: ~85 s, wider intervals
 #   --smoke    tiny repetition counts: proves the harness works (ctest bench.smoke); the numbers
 #              mean nothing
@@ -18,6 +19,13 @@
 #              (a .pt2 path: an AOTInductor package, against itself unprofiled)
 #   --region-models  the models of the regions benchmark (default: nested,resnet18; the micro part
 #              opens a session on the first)
+#   --packages a,b,...  the AOTInductor packages of the overhead section, with libtorch 2.x only
+#              (default: efficientnet_b0,shufflenet_v2_x1_0,mobilenet_v3_small,resnet50, CNNs of
+#              hundreds of small kernels and one of large ones; --quick, --smoke: none): NAME.pt2 from
+#              $LP_MODELS_DIR, else exported once (random weights, 1x3x224x224) into
+#              BUILD/bench/pt2/ with the torchvision model of that name, by $LP_PT2_PYTHON
+#              (default: .deps/torch2/bin/python, the wheel's venv scripts/setup.sh makes);
+#              "" for none
 #   --only sampling  run only the sampling section (a live session's stream of forwards at 1/100
 #              and 1/10, an unsampled forward's cost, the exposition's render time for resnet50)
 #   --skip sampling  everything but that section (its blocks are counted in forwards, so on the
@@ -34,6 +42,8 @@ build=${LP_BUILD_DIR:-$repo/build-bench}
 profile=full
 do_build=1
 models=alexnet,resnet18,mobilenet_v2,transformer,lstm_cell,nested
+packages=efficientnet_b0,shufflenet_v2_x1_0,mobilenet_v3_small,resnet50
+packages_given=0
 region_models=nested,resnet18
 clock=cpu
 only=""
@@ -50,11 +60,13 @@ while [ $# -gt 0 ]; do
     --clock=*) clock=${1#--clock=} ;;
     --models) models=$2; shift ;;
     --models=*) models=${1#--models=} ;;
+    --packages) packages=$2; packages_given=1; shift ;;
+    --packages=*) packages=${1#--packages=}; packages_given=1 ;;
     --region-models) region_models=$2; shift ;;
     --region-models=*) region_models=${1#--region-models=} ;;
     --only) only=$2; shift ;;
     --skip) skip=$2; shift ;;
-    -h|--help) sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,36p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "run.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
     esac
     shift
@@ -72,8 +84,11 @@ quick) target=0.6;  rounds=8;  reps=3; thru=0.5;  tree_max=10000;  tree_reps=2; 
 smoke) target=0.02; rounds=2;  reps=1; thru=0.02; tree_max=10000;  tree_reps=1; iter_max=100;  diag=1
        pairs=10000; s_block=10; s_rounds=1; s_renders=2; copies=1
        [ "$models" = alexnet,resnet18,mobilenet_v2,transformer,lstm_cell,nested ] &&
-           models=resnet18,lstm_cell,nested ;;
+           models=resnet18,lstm_cell,nested
+       [ $packages_given = 1 ] || packages="" ;;
 esac
+# --quick stays ~85 s: packages only when named.
+[ $profile = quick ] && [ $packages_given = 0 ] && packages=""
 
 if [ $do_build = 1 ]; then
     if [ ! -f "$build/CMakeCache.txt" ]; then
@@ -190,6 +205,38 @@ if [ "$only" = sampling ]; then
     exit $failed
 fi
 
+# Appends the packages (--packages) to model_list as paths, exporting the missing ones; a note
+# instead where libtorch is 1.x (no AOTInductor) or the export is not possible.
+add_packages() {
+    [ -n "$packages" ] || return 0
+    if [[ $torch_version != 2.* ]]; then
+        echo "  packages ($packages): skipped, libtorch $torch_version runs no AOTInductor package"
+        return 0
+    fi
+    local py=${LP_PT2_PYTHON:-$repo/.deps/torch2/bin/python} dir=$build/bench/pt2 name path
+    local -a package_list
+    IFS=, read -r -a package_list <<<"$packages"
+    for name in "${package_list[@]}"; do
+        path=$models_dir/$name.pt2
+        [ -f "$path" ] || path=$dir/$name.pt2
+        if [ ! -f "$path" ]; then
+            if [ ! -x "$py" ]; then
+                echo "  $name.pt2: not found, and no Python to export it ($py; set LP_PT2_PYTHON); skipped"
+                continue
+            fi
+            mkdir -p "$dir"
+            # A failed export is the harness's failure: the exit status says so.
+            if ! "$py" "$here/export_package.py" "$name" "$path" >"$out" 2>&1; then
+                echo "  $name.pt2: FAILED (export with $py):"
+                grep -v '^W' "$out" | tail -3 | sed 's/^/    /'
+                failed=1
+                continue
+            fi
+        fi
+        model_list+=("$path")
+    done
+}
+
 # ---- overhead per model ----------------------------------------------------------------------
 echo
 echo "== Overhead per forward: CPU, batch 1, 1 thread; medians of interleaved blocks ($clock clock) =="
@@ -200,10 +247,11 @@ else
         model exec setting ops/fwd base_us prof_us x_same±noise x_opt±noise ns/op ns/op_opt \
         beg+end_us check
     IFS=, read -r -a model_list <<<"$models"
+    add_packages
     for m in "${model_list[@]}"; do
         # NAME or NAME=SPEC;SPEC (inputs as --input, for a model that records none)
         inputs=()
-        if [[ $m == *=* ]]; then
+        if [[ $m != *.pt2 && $m == *=* ]]; then
             IFS=';' read -r -a specs <<<"${m#*=}"
             for s in "${specs[@]}"; do inputs+=(--input "$s"); done
             m=${m%%=*}

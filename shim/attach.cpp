@@ -229,7 +229,6 @@ int lps_live_enter(lps_model *m, int record, lps_live_forward *f) noexcept {
         if (!record) return LP_OK;
         lps::begin_forward(m);
         lps::t_live = m;
-        lps::marker_frames_root();
         f->t0 = lp_now_ns();
         m->live_sink.call_enter(m->live_sink.ctx, 0, f->t0);
         return LP_OK;

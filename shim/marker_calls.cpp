@@ -29,36 +29,8 @@ bool marker_recording(uint64_t tag) noexcept {
     return marker_sink(&m) && m->marker_tag == tag;
 }
 
-// The modules the thread's recorded forward is in, innermost last: a site marker's callee is
-// found from the module making the call. Only recorded forwards push (the markers return before
-// this when nothing records), and the root's enter restarts it, so a forward that threw leaves
-// nothing behind. Deeper than the collector's own stack (LP_MAX_STACK), frames are counted but
-// not kept, and a site under them resolves to no module, as the collector drops them too.
-constexpr uint32_t k_max_frames = 512;
-thread_local int32_t t_frames[k_max_frames];
-thread_local uint32_t t_depth = 0;
-
-static inline void push_frame(int32_t module) noexcept {
-    if (t_depth < k_max_frames) t_frames[t_depth] = module;
-    t_depth++;
-}
-
-static inline void pop_frame() noexcept {
-    if (t_depth) t_depth--;
-}
-
-static inline int32_t top_frame() noexcept {
-    return t_depth && t_depth <= k_max_frames ? t_frames[t_depth - 1] : -1;
-}
-
-void marker_frames_root() noexcept {
-    t_depth = 0;
-    push_frame(0);
-}
-
 static inline void deliver_enter(const lp_event_sink *sink, int32_t module, bool call,
                                  uint64_t t) noexcept {
-    push_frame(module);
     auto enter = call || !sink->method_enter ? sink->call_enter : sink->method_enter;
     t_ops_wanted = enter(sink->ctx, module, t) != 0;
 }
@@ -80,14 +52,14 @@ void marker_enter_site(uint64_t tag, uint32_t site, bool call) noexcept {
     const lp_event_sink *sink = marker_sink(&m);
     if (!sink || m->marker_tag != tag) return;
     uint64_t t = lp_now_ns();
-    int32_t caller = top_frame();
+    // The calling module: the innermost one open in the sink's stack on this thread.
+    int32_t caller = sink->current_module ? sink->current_module(sink->ctx) : -1;
     int32_t module = caller < 0 ? -1 : m->site_callee.find(site_key(caller, site));
     deliver_enter(sink, module, call, t);
 }
 
 static inline void deliver_exit(const lp_event_sink *sink) noexcept {
     uint64_t t = lp_now_ns();
-    pop_frame();
     t_ops_wanted = sink->call_exit(sink->ctx, t) != 0;
 }
 
@@ -144,7 +116,6 @@ void markers_root(lps_model *m, bool enter, uint64_t t, const c10::IValue *out) 
         !(m->hooks & LPS_HOOK_MARKERS))
         return;
     if (!enter && out && m->mark_outputs) report_shape(m, *out);
-    if (enter) marker_frames_root();
     t_ops_wanted =
         (enter ? m->sink.call_enter(m->sink.ctx, 0, t) : m->sink.call_exit(m->sink.ctx, t)) != 0;
 }

@@ -363,12 +363,11 @@ void marker_exit() noexcept;
 // The same, for an exit marker that was given the call's output (LPS_EXEC_OUTPUTS).
 void marker_exit_out(const c10::IValue &out) noexcept;
 // Site markers (marker_calls.cpp): a call site whose callee is a fixed submodule of the calling
-// module names it by `site`, resolved against the module the thread is in; `tag` is the
+// module names it by `site`, resolved against the module the thread is in (the collector's
+// innermost open module, lp_event_sink.current_module); `tag` is the
 // model's marker_tag (another model's markers are not this one's calls).
 void marker_enter_site(uint64_t tag, uint32_t site, bool call) noexcept;
 void marker_leave(uint64_t tag) noexcept;
-// The thread's module frames restart at the root: every recorded forward's first call.
-void marker_frames_root() noexcept;
 // The driver's enter and exit of each forward's root call in markers mode (the markers sit at
 // call sites, and the root has none).
 // `out`: the forward's output on exit, for its shape (LPS_EXEC_OUTPUTS); NULL when unknown.

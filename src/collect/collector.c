@@ -265,6 +265,11 @@ int lp_ev_method_enter(lp_collector *c, int32_t module, uint64_t t) {
     return enter_module(c, module, 0, t);
 }
 
+int32_t lp_ev_current_module(lp_collector *c) {
+    lp_thread_state *ts = state_of(c);
+    return ts ? top_module_node(ts) : -1;
+}
+
 int lp_ev_call_exit(lp_collector *c, uint64_t t) {
     lp_thread_state *ts = state_of(c);
     if (!ts) return 0;

@@ -82,6 +82,10 @@ int lp_ev_call_enter(lp_collector *c, int32_t module, uint64_t t_ns);
  * lp_ev_call_exit. */
 int lp_ev_method_enter(lp_collector *c, int32_t module, uint64_t t_ns);
 int lp_ev_call_exit(lp_collector *c, uint64_t t_ns);
+/* The module of the calling thread's innermost open module frame (a call or a method frame), -1
+ * when it has none. Frames dropped past LP_MAX_STACK are not looked at: the deepest kept one
+ * answers. */
+int32_t lp_ev_current_module(lp_collector *c);
 int lp_ev_op_start(lp_collector *c, const char *name, uint64_t shape_key, uint64_t t_ns);
 void lp_ev_op_end(lp_collector *c, uint64_t t_ns);
 void lp_ev_memory(lp_collector *c, const void *ptr, int64_t bytes, int device, uint64_t t_ns);

@@ -54,6 +54,10 @@ typedef struct lp_event_sink {
      * Right after the root's call_enter, and at each kernel's start (its own module for both)
      * and end. Memory inside a kernel's module frames is their innermost module's anyway. */
     void (*pkg_memory_to)(void *ctx, int32_t alloc_module, int32_t free_module);
+    /* The module of the innermost module call open on this thread, -1 when none: the caller a
+     * site marker resolves its callee from (shim/marker_calls.cpp), read from the collector's
+     * stack, the thread's only one. NULL: no caller is known (sites resolve to no module). */
+    int32_t (*current_module)(void *ctx);
 } lp_event_sink;
 
 #ifdef __cplusplus

@@ -57,6 +57,10 @@ static void add_out_shape(void *c, int32_t module, const int64_t *dims, int rank
     lp_ev_add_out_shape(c, module, dims, rank);
 }
 
+static int32_t current_module(void *c) {
+    return lp_ev_current_module(c);
+}
+
 void lp_collector_sink(lp_collector *c, lp_event_sink *out) {
     *out = (lp_event_sink){.ctx = c,
                            .call_enter = call_enter,
@@ -71,5 +75,6 @@ void lp_collector_sink(lp_collector *c, lp_event_sink *out) {
                            .add_calls = add_calls,
                            .add_flops = add_flops,
                            .add_out_shape = add_out_shape,
-                           .pkg_memory_to = pkg_memory_to};
+                           .pkg_memory_to = pkg_memory_to,
+                           .current_module = current_module};
 }

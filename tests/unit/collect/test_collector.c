@@ -321,6 +321,47 @@ static void test_a_method_frame_adds_time_to_its_module_but_no_call(void **state
     ASSERT_STAT(FIG(state, ROOT)->mem[LP_DEV_CPU].retained, 64, 64, 64, 1);
 }
 
+/* A site marker's caller (shim/marker_calls.cpp) is the innermost module open on the thread: a
+ * method frame counts, an op or an unknown module (a pass-through frame) does not hide the
+ * module around it, and with no frame there is none. */
+static void test_the_current_module_is_the_innermost_open_module_frame(void **state) {
+    lp_collector *c = start(state, 0, 1, NULL);
+    assert_int_equal(lp_ev_current_module(c), -1);
+    enter(c, ROOT, 0);
+    assert_int_equal(lp_ev_current_module(c), ROOT);
+    enter(c, FEATURES, 10);
+    lp_ev_method_enter(c, F0, 20);
+    assert_int_equal(lp_ev_current_module(c), F0);
+    lp_ev_op_start(c, "aten::add", 0, 30);
+    assert_int_equal(lp_ev_current_module(c), F0);
+    lp_ev_op_end(c, 40);
+    leave(c, 50);
+    assert_int_equal(lp_ev_current_module(c), FEATURES);
+    lp_ev_call_enter(c, -1, 60); /* a module the tree does not hold */
+    assert_int_equal(lp_ev_current_module(c), FEATURES);
+    lp_ev_method_enter(c, FEATURES, 62); /* a helper method of the call: passes through */
+    assert_int_equal(lp_ev_current_module(c), FEATURES);
+    leave(c, 64);
+    leave(c, 70);
+    leave(c, 80);
+    assert_int_equal(lp_ev_current_module(c), ROOT);
+    leave(c, 90);
+    assert_int_equal(lp_ev_current_module(c), -1);
+    /* Deeper than the stack keeps: the deepest kept module answers, and its calls below are
+     * dropped anyway. */
+    enter(c, ROOT, 100);
+    for (int i = 1; i < 600; i++)
+        enter(c, i % 2 ? F0 : F1, 100 + (uint64_t)i);
+    /* The stack keeps 512 frames (LP_MAX_STACK): the last kept, frame 511, is F0's. */
+    assert_int_equal(lp_ev_current_module(c), F0);
+    for (int i = 0; i < 600; i++)
+        leave(c, 800 + (uint64_t)i);
+    assert_int_equal(lp_ev_current_module(c), -1);
+    lp_collector_count_iteration(c);
+    assert_int_equal(lp_collector_finish(c), LP_OK);
+    assert_int_equal(stats_of(c).unbalanced, 0);
+}
+
 /* An AOTInductor package: its kernels arrive as method frames of the modules they are placed in
  * (the chain from below the root down), and the calls the export recorded once per forward. */
 static void package_forward(lp_collector *c, uint64_t t) {
@@ -1131,6 +1172,7 @@ int main(void) {
         TEST(test_several_iterations_add_raw_sums_and_count_iterations),
         TEST(test_helper_method_and_free_function_frames_are_not_calls),
         TEST(test_a_method_frame_adds_time_to_its_module_but_no_call),
+        TEST(test_the_current_module_is_the_innermost_open_module_frame),
         TEST(test_package_kernels_are_time_and_the_export_gives_the_calls),
         TEST(test_package_calls_of_unselected_modules_are_not_counted),
         TEST(test_package_figures_are_added_per_forward),
