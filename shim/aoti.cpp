@@ -112,13 +112,13 @@ int32_t next_module(const Pt2 &p) {
 void frame_start(lps_model *m, const char *name) noexcept {
     if (t_depth == 0) {
         if (is_runner_frame(name)) return;
-        uint64_t t = lp_now_ns();
         t_depth = 1;
         const Pt2::Kernel *k = next_kernel(*m->pt2, name);
         t_chain = k ? k->chain.size() : 0;
         t_module = module_of(k);
         t_placed = k != nullptr;
-        memory_to(m, t_module, t_module);
+        memory_to(m, t_module, t_module); // before the clock: not the kernel's time
+        uint64_t t = lp_now_ns();
         bool wanted = t_wanted; // the root's answer (lps::pt2_forward) when placed there
         for (size_t i = 0; i < t_chain; i++)
             wanted = m->sink.method_enter(m->sink.ctx, k->chain[i], t) != 0;

@@ -35,8 +35,7 @@ static lp_thread_state *thread_state_new(const lp_collector *c) {
     if (c->cfg.histograms)
         ts->hist = calloc(c->tree->n_nodes ? c->tree->n_nodes : 1, sizeof *ts->hist);
     if (!ts->mods || !ts->outside_ns || (c->cfg.histograms && !ts->hist) ||
-        (c->cfg.memory &&
-         (lp_ptrmap_init(&ts->live, 1024) || lp_pkg_mem_init(&ts->pkg, c->tree->n_nodes)))) {
+        (c->cfg.memory && lp_ptrmap_init(&ts->live, 1024))) {
         lp_ptrmap_free(&ts->live);
         free(ts->hist);
         free(ts->mods);
@@ -204,11 +203,10 @@ static void pop(lp_collector *c, lp_thread_state *ts, uint64_t t) {
     if (f->scope) c->cfg.scopes.exit(c->cfg.scopes.ctx, f->scope);
     uint64_t total = t > f->t_start ? t - f->t_start : 0;
     lp_frame *below = ts->sp ? &ts->stack[ts->sp - 1] : NULL;
-    if (__builtin_expect(ts->pkg.root_serial == f->serial, 0)) {
-        lp_pkg_mem_flush(&ts->pkg, c->tree, ts->mods, c->measured_root, c->cfg.memory_devices);
-        ts->pkg.root_serial = 0;
-    }
     if (f->kind == FRAME_MODULE) {
+        /* A package forward's root is a module frame: op pops never look. */
+        if (__builtin_expect(ts->pkg.root_serial == f->serial, 0))
+            lp_pkg_mem_flush(&ts->pkg, c->tree, ts->mods, c->measured_root, c->cfg.memory_devices);
         if (f->measured) {
             record_call(c, &ts->mods[f->node], f, total);
             if (ts->hist && f->is_call) record_hist(c, ts, f, total);
@@ -421,8 +419,8 @@ static inline void frames_alloc(lp_thread_state *ts, lp_alloc_rec *rec, int devi
     if (!own) return;
     owner->mem[device].self_live += rec->bytes;
     if (mf >= 0 && mf != top) ts->stack[mf].mem[device].self_live += rec->bytes;
-    rec->owner_depth = top;
-    rec->module_depth = mf;
+    rec->owner_depth = (int16_t)top;
+    rec->module_depth = (int16_t)mf;
     rec->module_serial = mf >= 0 ? ts->stack[mf].serial : 0;
 }
 
@@ -435,7 +433,7 @@ static __attribute__((noinline)) int pkg_event(lp_collector *c, lp_thread_state 
                                                const void *ptr, int64_t bytes, int device) {
     lp_pkg_mem *p = &ts->pkg;
     if (p->root_depth >= ts->sp || ts->stack[p->root_depth].serial != p->root_serial) {
-        p->root_serial = 0; /* its root's frame is gone: no package forward any more */
+        /* Defensive: pop and drop_frames clear root_serial with the root's frame. */
         lp_pkg_mem_clear(p);
         return 0;
     }
@@ -448,7 +446,8 @@ static __attribute__((noinline)) int pkg_event(lp_collector *c, lp_thread_state 
                             .owner_depth = -1,
                             .module_depth = -1,
                             .device = device,
-                            .pkg_module = pm};
+                            .pkg_module = pm,
+                            .pkg_forward = p->forward};
         /* A buffer the wrapper allocated for a module's kernel is that module's, not the root's
          * own. Under an unmeasured root, only the package's modules look at it. */
         if (measured) frames_alloc(ts, &rec, device, !by_wrapper || pm == p->root_node);
@@ -465,7 +464,8 @@ static __attribute__((noinline)) int pkg_event(lp_collector *c, lp_thread_state 
         release_block(ts, &rec);
     else if (measured)
         ts->foreign_frees++;
-    lp_pkg_mem_free(p, c->tree, pm, seen ? rec.pkg_module : -1, -bytes, device);
+    int32_t owner = seen && rec.pkg_forward == p->forward ? rec.pkg_module : -1; /* this one's */
+    lp_pkg_mem_free(p, c->tree, pm, owner, -bytes, device);
     return 1;
 }
 
@@ -508,7 +508,9 @@ void lp_ev_memory(lp_collector *c, const void *ptr, int64_t bytes, int device, u
 
 void lp_ev_pkg_memory_to(lp_collector *c, int32_t alloc_module, int32_t free_module) {
     lp_thread_state *ts = state_of(c);
-    if (!ts || !c->cfg.memory || !ts->pkg.span || !ts->sp) return;
+    if (!ts || !c->cfg.memory || !ts->sp) return;
+    /* Made on the thread's first package forward (as regions'): TorchScript never has them. */
+    if (__builtin_expect(!ts->pkg.span, 0) && lp_pkg_mem_init(&ts->pkg, c->tree->n_nodes)) return;
     const lp_frame *top = &ts->stack[ts->sp - 1];
     lp_pkg_mem *p = &ts->pkg;
     if (p->root_serial != top->serial) {
@@ -516,6 +518,7 @@ void lp_ev_pkg_memory_to(lp_collector *c, int32_t alloc_module, int32_t free_mod
          * between kernels). */
         if (top->kind != FRAME_MODULE || !top->is_call) return;
         lp_pkg_mem_clear(p);
+        p->forward = p->forward + 1 ? p->forward + 1 : 1; /* 0 is no package forward's */
         p->root_serial = top->serial;
         p->root_depth = ts->sp - 1;
         p->root_node = top->node;
@@ -548,8 +551,7 @@ int lp_thread_state_drop_frames(lp_collector *c, lp_thread_state *ts, int close_
     ts->overflow = 0;
     if (c->cfg.memory) {
         lp_ptrmap_clear(&ts->live);
-        lp_pkg_mem_clear(&ts->pkg);
-        ts->pkg.root_serial = 0;
+        lp_pkg_mem_clear(&ts->pkg); /* and its forward, if one was open */
     }
     return dropped;
 }

@@ -37,6 +37,7 @@ void lp_pkg_mem_clear(lp_pkg_mem *p) {
         p->is_touched[n] = 0;
     }
     p->n_touched = 0;
+    p->root_serial = 0;
 }
 
 /* Whether `module` is a package module of this table (the root's figures are the frames'). */

@@ -250,6 +250,63 @@ static void test_a_forward_without_the_package_events_keeps_memory_in_the_frames
     ASSERT_MEM(FIG(state, ROOT), 1, 30, 10, 30, 30);
 }
 
+/* AOTInductor reorders kernels: s1's kernels run around other's. Buffer A, s1's, is consumed and
+ * freed after other's kernel, before s1's last kernel gets B. A module's retained is what was
+ * allocated for its kernels and not freed by its own kernels (or its submodules'): A counts, as
+ * it left s1 for another module; its peak is the most of those bytes at once. The root's frame
+ * sees A die before B is made. */
+static void test_interleaved_kernels_count_what_other_modules_freed(void **state) {
+    lp_collector *c = start(state, NULL);
+    forward(c, S1);
+    alloc(c, 1, 100); /* A, for s1's first kernel */
+    kernel(c, S1, 0, 0, OTHER);
+    kernel(c, OTHER, 0, 0, S1);
+    release(c, 1, 100); /* other's kernel was A's last consumer */
+    alloc(c, 2, 100);   /* B, for s1's second kernel */
+    kernel(c, S1, 0, 0, ROOT);
+    end_forward(c);
+    assert_int_equal(lp_collector_finish(c), LP_OK);
+    ASSERT_MEM(FIG(state, S1), 1, 200, 200, 200, 200);
+    ASSERT_MEM(FIG(state, OTHER), 1, 0, 0, 0, -100);
+    ASSERT_MEM(FIG(state, ROOT), 1, 100, 0, 100, 100);
+}
+
+/* A block of an earlier forward still alive, freed by a module in the next one, lowers that
+ * module's net only there, as an input's free does: never its retained. */
+static void test_a_block_of_an_earlier_forward_lowers_net_only(void **state) {
+    lp_collector *c = start(state, NULL);
+    forward(c, S1);
+    alloc(c, 5, 100);
+    kernel(c, S1, 0, 0, ROOT);
+    end_forward(c); /* block 5 stays alive */
+    forward(c, S1);
+    kernel(c, S1, 0, 0, ROOT);
+    release(c, 5, 100); /* charged to s1, the kernel that ran last */
+    end_forward(c);
+    assert_int_equal(lp_collector_finish(c), LP_OK);
+    const lp_mem_stats *m = &FIG(state, S1)->mem[LP_DEV_CPU];
+    ASSERT_STAT(m->retained, 100, 0, 100, 2);
+    ASSERT_STAT(m->self_retained, 100, 0, 100, 2);
+    ASSERT_STAT(m->peak, 100, 0, 100, 2);
+    ASSERT_STAT(m->net, 0, -100, 100, 2);
+}
+
+/* A kernel the map placed in the root runs as an op frame right on the root (no module chain):
+ * what it allocates is the root's own. */
+static void test_an_op_on_the_root_charges_the_root(void **state) {
+    lp_collector *c = start(state, NULL);
+    forward(c, ROOT);
+    lp_ev_pkg_memory_to(c, ROOT, ROOT);
+    lp_ev_op_start(c, "kernel", 0, 1);
+    alloc(c, 1, 40);
+    lp_ev_op_end(c, 2);
+    lp_ev_pkg_memory_to(c, ROOT, ROOT);
+    end_forward(c);
+    assert_int_equal(lp_collector_finish(c), LP_OK);
+    ASSERT_MEM(FIG(state, ROOT), 1, 40, 40, 40, 40);
+    ASSERT_MEM(FIG(state, S1), 1, 0, 0, 0, 0);
+}
+
 #define TEST(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(void) {
@@ -261,6 +318,9 @@ int main(void) {
         TEST(test_a_selected_module_gets_the_wrappers_memory_under_an_unmeasured_root),
         TEST(test_an_aborted_forward_is_forgotten),
         TEST(test_a_forward_without_the_package_events_keeps_memory_in_the_frames),
+        TEST(test_interleaved_kernels_count_what_other_modules_freed),
+        TEST(test_a_block_of_an_earlier_forward_lowers_net_only),
+        TEST(test_an_op_on_the_root_charges_the_root),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
