@@ -12,7 +12,7 @@ PT2_DIR holds what pt2_models.py exported. memory_stages.pt2 (pt2_models.py's Me
     buf3 = empty(8x32)   1024 B   aoti_torch_cpu_mm_out   (s2)   buf3 returned, buf1 freed
 
 A buffer is the module of the kernel that runs next (its producer), a free the module of the
-kernel that ran last (its last consumer), so per call (calls 1, 3 forwards, min = max), with the
+kernel that ran last (here its last consumer), so per call (calls 1, 3 forwards, min = max), with the
 kernels seen through the package's rebound imports and through the callback (--events):
 
     module  retained  self  peak  net
@@ -69,8 +69,11 @@ def report(lp, model, tmp, extra=()):
 
 
 def per_call(mod, field):
-    """The mean per call, and whether every call had the same figure."""
-    s = mod["memory"]["cpu"][field]
+    """The mean per call, and whether every call had the same figure; (None, False, 0) when the
+    module has no CPU memory figures (a FAIL line names it where it matters)."""
+    s = ((mod or {}).get("memory") or {}).get("cpu", {}).get(field)
+    if not s:
+        return None, False, 0
     return s["sum"] / s["n"] if s["n"] else None, s["min"] == s["max"], s["n"]
 
 
@@ -97,16 +100,20 @@ def check_resnet18(lp, d, tmp):
     same = [p for p, m in ts.items() if p == "" or m["class"] in ("Conv2d", "Linear")]
     check(len(same) == 22, f"resnet18: {len(same)} modules compared, expected 22")
     for path in same:
-        a, b = per_call(pkg[path], "retained")[0], per_call(ts[path], "retained")[0]
+        check(path in pkg, f"resnet18: no module '{path}' in the package's report")
+        a, b = per_call(pkg.get(path), "retained")[0], per_call(ts[path], "retained")[0]
         check(a == b, f"resnet18 '{path}' retained: package {a}, TorchScript {b}")
+        if path:  # its output, alive at once at least: the package's peak holds it
+            peak = per_call(pkg.get(path), "peak")[0]
+            check(a is not None and a > 0 and peak is not None and peak >= a,
+                  f"resnet18 '{path}': package retained {a}, peak {peak}, expected 0 < retained"
+                  " <= peak")
     for field in ("retained", "net"):
-        a, b = per_call(pkg[""], field)[0], per_call(ts[""], field)[0]
+        a, b = per_call(pkg.get(""), field)[0], per_call(ts.get(""), field)[0]
         check(a == b == 4000, f"resnet18 root {field}: package {a}, TorchScript {b}, expected 4000")
     for path, m in pkg.items():
         if m["class"] == "BatchNorm2d":
             check(per_call(m, "peak")[0] == 0, f"resnet18 '{path}': memory in a folded batch norm")
-    moved = [p for p, m in pkg.items() if p and per_call(m, "peak")[0]]
-    check(len(moved) > 20, f"resnet18: memory in {len(moved)} modules besides the root")
 
 
 def main():
