@@ -204,9 +204,6 @@ static void pop(lp_collector *c, lp_thread_state *ts, uint64_t t) {
     uint64_t total = t > f->t_start ? t - f->t_start : 0;
     lp_frame *below = ts->sp ? &ts->stack[ts->sp - 1] : NULL;
     if (f->kind == FRAME_MODULE) {
-        /* A package forward's root is a module frame: op pops never look. */
-        if (__builtin_expect(ts->pkg.root_serial == f->serial, 0))
-            lp_pkg_mem_flush(&ts->pkg, c->tree, ts->mods, c->measured_root, c->cfg.memory_devices);
         if (f->measured) {
             record_call(c, &ts->mods[f->node], f, total);
             if (ts->hist && f->is_call) record_hist(c, ts, f, total);
@@ -222,6 +219,9 @@ static void pop(lp_collector *c, lp_thread_state *ts, uint64_t t) {
         } else if (f->region_frame >= 0) {
             ts->stack[f->region_frame].child_ns += total;
         }
+        /* A package forward's root is a module frame: op pops never look. */
+        if (__builtin_expect(ts->pkg.root_serial == f->serial, 0))
+            lp_pkg_mem_flush(&ts->pkg, c->tree, ts->mods, c->measured_root, c->cfg.memory_devices);
     } else if (f->kind == FRAME_REGION) {
         if (f->measured) record_call(c, &ts->regs[f->node], f, total);
         if (below && below->region_frame >= 0) ts->stack[below->region_frame].child_ns += total;
