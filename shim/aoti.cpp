@@ -60,6 +60,10 @@ thread_local int t_skip = 0;
 // ATen ops of an extern kernel may run parts on libtorch's intra-op threads, which carry the
 // callbacks too but are none of a kernel's frames: their events are not the package's kernels.
 thread_local const lps_model *t_driver = nullptr; // the package whose forward runs here
+// The module of the kernel open or last run (0: the root, or a kernel out of the map's order), and
+// whether that kernel was the map's.
+thread_local int32_t t_module = 0;
+thread_local bool t_placed = false;
 
 // The container runner's own frame around the whole run: neither a kernel nor inside one.
 bool is_runner_frame(const char *name) {
@@ -86,15 +90,35 @@ const Pt2::Kernel *next_kernel(Pt2 &p, const char *name) {
     return nullptr;
 }
 
+int32_t module_of(const Pt2::Kernel *k) {
+    return k && !k->chain.empty() ? k->chain.back() : 0;
+}
+
+// --memory: which module the wrapper's allocations and frees are charged to from now on
+// (event_sink.h's pkg_memory_to): the producer of a buffer is the kernel that runs next, the last
+// consumer of a buffer freed between kernels the one that ran last (docs/pt2.md, "Memory").
+void memory_to(lps_model *m, int32_t alloc_module, int32_t free_module) {
+    if ((m->hooks & LPS_HOOK_MEMORY) && m->sink.pkg_memory_to)
+        m->sink.pkg_memory_to(m->sink.ctx, alloc_module, free_module);
+}
+
+// The module of the map's next kernel in this forward, 0 past the last one.
+int32_t next_module(const Pt2 &p) {
+    return t_next < p.kernels.size() ? module_of(&p.kernels[t_next]) : 0;
+}
+
 // A kernel's record, or an op's inside an extern kernel, starting: from the callback, or from
 // the package's rebound imports (aoti_rebind.cpp), which see only the kernels.
 void frame_start(lps_model *m, const char *name) noexcept {
     if (t_depth == 0) {
         if (is_runner_frame(name)) return;
-        uint64_t t = lp_now_ns();
         t_depth = 1;
         const Pt2::Kernel *k = next_kernel(*m->pt2, name);
         t_chain = k ? k->chain.size() : 0;
+        t_module = module_of(k);
+        t_placed = k != nullptr;
+        memory_to(m, t_module, t_module); // before the clock: not the kernel's time
+        uint64_t t = lp_now_ns();
         bool wanted = t_wanted; // the root's answer (lps::pt2_forward) when placed there
         for (size_t i = 0; i < t_chain; i++)
             wanted = m->sink.method_enter(m->sink.ctx, k->chain[i], t) != 0;
@@ -129,6 +153,8 @@ void frame_end(lps_model *m) noexcept {
     t_wanted = t_chain ? wanted != 0 : t_wanted;
     t_chain = 0;
     t_row = false;
+    // After a kernel out of the map's order, the map's next one may not be what runs next.
+    memory_to(m, t_placed ? next_module(*m->pt2) : 0, t_module);
 }
 
 // Whether the kernels come through the package's rebound imports in this profile (no callback).
@@ -363,13 +389,15 @@ void pt2_enter(lps_model *m) noexcept {
     begin_forward(m);
     t_next = 0;
     t_depth = 0;
-    t_chain = 0;
+    t_chain = 0; // t_module and t_placed are set by each kernel's start before they are read
     m->pt2->shapes_now = m->pt2->shapes_next; // the shapes given count for this forward only
     m->pt2->shapes_next = false;
     uint64_t t0 = lp_now_ns();
     m->forward_t0 = t0;
-    if (g_pt2.load(std::memory_order_relaxed) == m)
+    if (g_pt2.load(std::memory_order_relaxed) == m) {
         t_wanted = m->sink.call_enter(m->sink.ctx, 0, t0) != 0;
+        memory_to(m, next_module(*m->pt2), 0); // the buffers of the first kernel
+    }
     t_driver = m;
 }
 

@@ -49,10 +49,19 @@ static void add_pt2_notes(lp_session *s, const lps_pt2_info *pt2) {
         session_add_note(s, "%s",
                          "note: FLOPs and out_shape come from layerprof's module map, which this "
                          "package has not: those columns stay blank");
-    if (s->opts.memory)
+    /* The wrapper allocates between kernels: collect/pkg_memory.h, docs/pt2.md "Memory". */
+    if (s->opts.memory && pt2->has_map)
+        session_add_note(
+            s, "%s",
+            "note: memory per module of a package: a buffer its wrapper allocates is "
+            "the module of the kernel that runs next (its producer), a buffer it "
+            "frees the module of the kernel that ran last (usually its last consumer); a "
+            "module's figures are its kernels' over the forward, split evenly "
+            "between its calls");
+    else if (s->opts.memory)
         session_add_note(s, "%s",
-                         "note: AOTInductor allocates its buffers in the package's wrapper, "
-                         "outside the kernels: memory is the root's");
+                         "note: without layerprof's module map every kernel is the root's, and so "
+                         "is the memory the package's wrapper allocates");
 }
 
 /* What every report says of how the session was opened: the mode (a package's, markers as asked

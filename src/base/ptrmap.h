@@ -9,10 +9,12 @@
 typedef struct lp_alloc_rec {
     uintptr_t ptr; /* 0 = empty slot */
     int64_t bytes;
-    uint64_t owner_serial;  /* frame (call) that allocated it */
-    uint64_t module_serial; /* nearest module frame at allocation */
-    int32_t owner_depth, module_depth;
+    uint64_t owner_serial;             /* frame (call) that allocated it */
+    uint64_t module_serial;            /* nearest module frame at allocation */
+    int16_t owner_depth, module_depth; /* frames whose self_live it raised, -1 none (< 512) */
     int32_t device;
+    int32_t pkg_module;   /* a package's module it is charged to (collect/pkg_memory.h), -1 */
+    uint32_t pkg_forward; /* the package forward that allocated it (lp_pkg_mem.forward), 0 */
 } lp_alloc_rec;
 
 typedef struct lp_ptrmap {

@@ -36,6 +36,7 @@ static lp_thread_state *thread_state_new(const lp_collector *c) {
         ts->hist = calloc(c->tree->n_nodes ? c->tree->n_nodes : 1, sizeof *ts->hist);
     if (!ts->mods || !ts->outside_ns || (c->cfg.histograms && !ts->hist) ||
         (c->cfg.memory && lp_ptrmap_init(&ts->live, 1024))) {
+        lp_ptrmap_free(&ts->live);
         free(ts->hist);
         free(ts->mods);
         free(ts->outside_ns);
@@ -54,6 +55,7 @@ static void thread_state_free(lp_thread_state *ts) {
     free(ts->rows);
     free(ts->row_index);
     lp_ptrmap_free(&ts->live);
+    lp_pkg_mem_release(&ts->pkg);
     lp_span_buf_free(&ts->trace);
     free(ts);
 }
@@ -217,6 +219,9 @@ static void pop(lp_collector *c, lp_thread_state *ts, uint64_t t) {
         } else if (f->region_frame >= 0) {
             ts->stack[f->region_frame].child_ns += total;
         }
+        /* A package forward's root is a module frame: op pops never look. */
+        if (__builtin_expect(ts->pkg.root_serial == f->serial, 0))
+            lp_pkg_mem_flush(&ts->pkg, c->tree, ts->mods, c->measured_root, c->cfg.memory_devices);
     } else if (f->kind == FRAME_REGION) {
         if (f->measured) record_call(c, &ts->regs[f->node], f, total);
         if (below && below->region_frame >= 0) ts->stack[below->region_frame].child_ns += total;
@@ -285,87 +290,6 @@ static uint64_t hash_row_key(int32_t parent_key, const char *name, uint64_t shap
     return h ^ (shape_key ^ (shape_key >> 29)) * 0xBF58476D1CE4E5B9ull;
 }
 
-/* Global id of an op name, interned by text on its first sight in any thread. */
-static int32_t intern_name(lp_collector *c, const char *name) {
-    int32_t id = -1;
-    pthread_mutex_lock(&c->names_lock);
-    for (size_t i = 0; i < c->n_names; i++)
-        if (c->name_ptrs[i] == name || strcmp(c->names[i], name) == 0) {
-            id = (int32_t)i;
-            break;
-        }
-    if (id < 0 && c->n_names == c->cap_names) {
-        size_t cap = c->cap_names ? c->cap_names * 2 : 64;
-        char **n = realloc(c->names, cap * sizeof *n);
-        if (n) c->names = n;
-        const char **p = realloc(c->name_ptrs, cap * sizeof *p);
-        if (p) c->name_ptrs = p;
-        if (n && p) c->cap_names = cap;
-    }
-    if (id < 0 && c->n_names < c->cap_names) {
-        size_t len = strlen(name) + 1;
-        char *copy = malloc(len);
-        if (copy) {
-            memcpy(copy, name, len);
-            c->names[c->n_names] = copy;
-            c->name_ptrs[c->n_names] = name;
-            id = (int32_t)c->n_names++;
-        }
-    }
-    pthread_mutex_unlock(&c->names_lock);
-    return id;
-}
-
-/* Global id of the starting op's input-shape text, from the describer, interned by text. Runs
- * when a thread creates a row, never in steady state. -1 when there is no text. */
-static int32_t intern_shapes(lp_collector *c) {
-    if (!c->cfg.describe_shapes) return -1;
-    char small[512];
-    char *text = small;
-    int n = c->cfg.describe_shapes(c->cfg.describe_payload, small, sizeof small);
-    if (n < 0) return -1;
-    if ((size_t)n >= sizeof small) { /* a long signature (a cat of many tensors) */
-        text = malloc((size_t)n + 1);
-        if (!text) return -1;
-        int m = c->cfg.describe_shapes(c->cfg.describe_payload, text, (size_t)n + 1);
-        if (m < 0 || m > n) {
-            free(text);
-            return -1;
-        }
-    }
-    int32_t id = -1;
-    pthread_mutex_lock(&c->names_lock);
-    for (size_t i = 0; i < c->n_shapes; i++)
-        if (strcmp(c->shape_texts[i], text) == 0) {
-            id = (int32_t)i;
-            break;
-        }
-    if (id < 0 && c->n_shapes == c->cap_shapes) {
-        size_t cap = c->cap_shapes ? c->cap_shapes * 2 : 64;
-        char **p = realloc(c->shape_texts, cap * sizeof *p);
-        if (p) {
-            c->shape_texts = p;
-            c->cap_shapes = cap;
-        }
-    }
-    if (id < 0 && c->n_shapes < c->cap_shapes) {
-        char *copy = text;
-        if (text == small) {
-            size_t len = strlen(small) + 1;
-            copy = malloc(len);
-            if (copy) memcpy(copy, small, len);
-        }
-        if (copy) {
-            c->shape_texts[c->n_shapes] = copy;
-            id = (int32_t)c->n_shapes++;
-            text = small; /* the table owns it now */
-        }
-    }
-    pthread_mutex_unlock(&c->names_lock);
-    if (text != small) free(text);
-    return id;
-}
-
 static int rows_rehash(lp_thread_state *ts, size_t cap) {
     int32_t *idx = calloc(cap, sizeof *idx);
     if (!idx) return -1;
@@ -405,7 +329,7 @@ static int32_t find_row(lp_collector *c, lp_thread_state *ts, int32_t parent_key
         ts->rows = rows;
         ts->cap_rows = cap;
     }
-    int32_t op = intern_name(c, name);
+    int32_t op = lp_collector_intern_name(c, name);
     if (op < 0) return -1;
     int32_t r = (int32_t)ts->n_rows++;
     memset(&ts->rows[r], 0, sizeof ts->rows[r]);
@@ -413,7 +337,7 @@ static int32_t find_row(lp_collector *c, lp_thread_state *ts, int32_t parent_key
     ts->rows[r].op = op;
     ts->rows[r].name = name;
     ts->rows[r].shape_key = shape_key;
-    ts->rows[r].shapes = c->cfg.shapes ? intern_shapes(c) : -1;
+    ts->rows[r].shapes = c->cfg.shapes ? lp_collector_intern_shapes(c) : -1;
     size_t mask = ts->index_cap - 1;
     size_t i = h & mask;
     while (ts->row_index[i])
@@ -459,6 +383,8 @@ void lp_ev_op_end(lp_collector *c, uint64_t t) {
     pop(c, ts, t);
 }
 
+/* ---- memory --------------------------------------------------------------------------------- */
+
 /* Lowers the live bytes of the calls that enclose (or are) the allocating call and are still open.
  */
 static void release_block(lp_thread_state *ts, const lp_alloc_rec *rec) {
@@ -469,11 +395,78 @@ static void release_block(lp_thread_state *ts, const lp_alloc_rec *rec) {
             continue; /* opened after the allocation: not its owner */
         f->mem[d].live -= rec->bytes;
     }
-    if (rec->owner_depth < ts->sp && ts->stack[rec->owner_depth].serial == rec->owner_serial)
+    if (rec->owner_depth >= 0 && rec->owner_depth < ts->sp &&
+        ts->stack[rec->owner_depth].serial == rec->owner_serial)
         ts->stack[rec->owner_depth].mem[d].self_live -= rec->bytes;
     if (rec->module_depth >= 0 && rec->module_depth != rec->owner_depth &&
         rec->module_depth < ts->sp && ts->stack[rec->module_depth].serial == rec->module_serial)
         ts->stack[rec->module_depth].mem[d].self_live -= rec->bytes;
+}
+
+/* An allocation in the top frame (measured): the live, net and peak bytes of every open call
+ * rise; when `own`, the self bytes of the top call and its module too (rec says which). */
+static inline void frames_alloc(lp_thread_state *ts, lp_alloc_rec *rec, int device, int own) {
+    int top = ts->sp - 1;
+    lp_frame *owner = &ts->stack[top];
+    int mf = owner->module_frame;
+    for (int i = 0; i <= top; i++) {
+        lp_frame_mem *m = &ts->stack[i].mem[device];
+        m->live += rec->bytes;
+        m->net += rec->bytes;
+        if (m->live > m->peak) m->peak = m->live;
+    }
+    rec->owner_serial = owner->serial;
+    if (!own) return;
+    owner->mem[device].self_live += rec->bytes;
+    if (mf >= 0 && mf != top) ts->stack[mf].mem[device].self_live += rec->bytes;
+    rec->owner_depth = (int16_t)top;
+    rec->module_depth = (int16_t)mf;
+    rec->module_serial = mf >= 0 ? ts->stack[mf].serial : 0;
+}
+
+/* A memory event inside a package's forward (lp_ev_pkg_memory_to), out of TorchScript's path:
+ * the frames' accounting, and the package's modules' (pkg_memory.h); 0 when that forward's root
+ * is no longer open (the event is then TorchScript's path's). The module charged is the
+ * wrapper's current one when the root's frame is on top (between kernels, or in a kernel that
+ * opened no frame), else the innermost module's. */
+static __attribute__((noinline)) int pkg_event(lp_collector *c, lp_thread_state *ts,
+                                               const void *ptr, int64_t bytes, int device) {
+    lp_pkg_mem *p = &ts->pkg;
+    if (p->root_depth >= ts->sp || ts->stack[p->root_depth].serial != p->root_serial) {
+        /* Defensive: pop and drop_frames clear root_serial with the root's frame. */
+        lp_pkg_mem_clear(p);
+        return 0;
+    }
+    int by_wrapper = ts->sp - 1 == p->root_depth;
+    int32_t pm = by_wrapper ? (bytes > 0 ? p->alloc_module : p->free_module) : top_module_node(ts);
+    int measured = ts->stack[ts->sp - 1].measured;
+    if (bytes > 0) {
+        lp_alloc_rec rec = {.ptr = (uintptr_t)ptr,
+                            .bytes = bytes,
+                            .owner_depth = -1,
+                            .module_depth = -1,
+                            .device = device,
+                            .pkg_module = pm,
+                            .pkg_forward = p->forward};
+        /* A buffer the wrapper allocated for a module's kernel is that module's, not the root's
+         * own. Under an unmeasured root, only the package's modules look at it. */
+        if (measured) frames_alloc(ts, &rec, device, !by_wrapper || pm == p->root_node);
+        lp_pkg_mem_alloc(p, c->tree, pm, bytes, device);
+        if (lp_ptrmap_put(&ts->live, &rec)) ts->dropped++;
+        return 1;
+    }
+    if (measured)
+        for (int i = 0; i < ts->sp; i++)
+            ts->stack[i].mem[device].net += bytes;
+    lp_alloc_rec rec;
+    int seen = ts->live.count && lp_ptrmap_take(&ts->live, (uintptr_t)ptr, &rec);
+    if (seen)
+        release_block(ts, &rec);
+    else if (measured)
+        ts->foreign_frees++;
+    int32_t owner = seen && rec.pkg_forward == p->forward ? rec.pkg_module : -1; /* this one's */
+    lp_pkg_mem_free(p, c->tree, pm, owner, -bytes, device);
+    return 1;
 }
 
 void lp_ev_memory(lp_collector *c, const void *ptr, int64_t bytes, int device, uint64_t t) {
@@ -483,6 +476,8 @@ void lp_ev_memory(lp_collector *c, const void *ptr, int64_t bytes, int device, u
     ts->events++;
     if (__builtin_expect(atomic_load_explicit(&c->tracing, memory_order_relaxed), 0))
         lp_span_buf_add_mem(&ts->trace, c->cfg.trace_max_spans, t, bytes, device);
+    if (__builtin_expect(ts->pkg.root_serial != 0, 0) && pkg_event(c, ts, ptr, bytes, device))
+        return;
     if (!ts->sp || !ts->stack[ts->sp - 1].measured) {
         /* Outside any measured call: a block freed here may still be one we saw allocated, but
          * allocations are not looked at, and nor are frees while no measured block is alive. */
@@ -492,20 +487,13 @@ void lp_ev_memory(lp_collector *c, const void *ptr, int64_t bytes, int device, u
         return;
     }
     if (bytes > 0) {
-        int top = ts->sp - 1;
-        lp_frame *owner = &ts->stack[top];
-        int mf = owner->module_frame;
-        for (int i = 0; i <= top; i++) {
-            lp_frame_mem *m = &ts->stack[i].mem[device];
-            m->live += bytes;
-            m->net += bytes;
-            if (m->live > m->peak) m->peak = m->live;
-        }
-        owner->mem[device].self_live += bytes;
-        if (mf >= 0 && mf != top) ts->stack[mf].mem[device].self_live += bytes;
-        lp_alloc_rec rec = {
-            (uintptr_t)ptr, bytes, owner->serial, mf >= 0 ? ts->stack[mf].serial : 0, top, mf,
-            device};
+        lp_alloc_rec rec = {.ptr = (uintptr_t)ptr,
+                            .bytes = bytes,
+                            .owner_depth = -1,
+                            .module_depth = -1,
+                            .device = device,
+                            .pkg_module = -1};
+        frames_alloc(ts, &rec, device, 1);
         if (lp_ptrmap_put(&ts->live, &rec)) ts->dropped++;
     } else {
         for (int i = 0; i < ts->sp; i++)
@@ -516,6 +504,27 @@ void lp_ev_memory(lp_collector *c, const void *ptr, int64_t bytes, int device, u
         else
             ts->foreign_frees++;
     }
+}
+
+void lp_ev_pkg_memory_to(lp_collector *c, int32_t alloc_module, int32_t free_module) {
+    lp_thread_state *ts = state_of(c);
+    if (!ts || !c->cfg.memory || !ts->sp) return;
+    /* Made on the thread's first package forward (as regions'): TorchScript never has them. */
+    if (__builtin_expect(!ts->pkg.span, 0) && lp_pkg_mem_init(&ts->pkg, c->tree->n_nodes)) return;
+    const lp_frame *top = &ts->stack[ts->sp - 1];
+    lp_pkg_mem *p = &ts->pkg;
+    if (p->root_serial != top->serial) {
+        /* The first of a forward: its root's frame is on top (a later one finds it there too,
+         * between kernels). */
+        if (top->kind != FRAME_MODULE || !top->is_call) return;
+        lp_pkg_mem_clear(p);
+        p->forward = p->forward + 1 ? p->forward + 1 : 1; /* 0 is no package forward's */
+        p->root_serial = top->serial;
+        p->root_depth = ts->sp - 1;
+        p->root_node = top->node;
+    }
+    p->alloc_module = alloc_module;
+    p->free_module = free_module;
 }
 
 /* ---- for the collector's other files (collector_internal.h) -------------------------------------
@@ -540,7 +549,10 @@ int lp_thread_state_drop_frames(lp_collector *c, lp_thread_state *ts, int close_
             if (ts->stack[k].scope) c->cfg.scopes.exit(c->cfg.scopes.ctx, ts->stack[k].scope);
     ts->sp = keep;
     ts->overflow = 0;
-    if (c->cfg.memory) lp_ptrmap_clear(&ts->live);
+    if (c->cfg.memory) {
+        lp_ptrmap_clear(&ts->live);
+        lp_pkg_mem_clear(&ts->pkg); /* and its forward, if one was open */
+    }
     return dropped;
 }
 

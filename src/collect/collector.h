@@ -98,6 +98,10 @@ void lp_ev_flops_unknown(lp_collector *c, const char *name);
  * arrives as method frames). Counted when the module is measured; no time, no per-call figures.
  * On the thread that runs the forward, while its root call is open. */
 void lp_ev_add_calls(lp_collector *c, int32_t module, uint64_t n);
+/* An AOTInductor package's forward, on its thread (cfg.memory; collect/pkg_memory.h): from now
+ * on, what the wrapper allocates is `alloc_module`'s and what it frees `free_module`'s (the root's
+ * module for the root). The first call of a forward comes right after the root's call_enter. */
+void lp_ev_pkg_memory_to(lp_collector *c, int32_t alloc_module, int32_t free_module);
 /* The same for what such a package's export worked out: `flops` of `module`'s own ops in this
  * forward (cfg.flops), and the output shape of one of its calls (cfg.out_shape). */
 void lp_ev_add_flops(lp_collector *c, int32_t module, uint64_t flops);

@@ -342,6 +342,8 @@ static lp_figures *package_module(lp_collector *c, int32_t module) {
 void lp_ev_add_calls(lp_collector *c, int32_t module, uint64_t n) {
     lp_figures *f = package_module(c, module);
     if (f) f->calls += n;
+    lp_thread_state *ts = lp_collector_thread(c);
+    if (ts && ts->pkg.root_serial) lp_pkg_mem_calls(&ts->pkg, module, n); /* memory per call */
 }
 
 void lp_ev_add_flops(lp_collector *c, int32_t module, uint64_t flops) {

@@ -2,6 +2,7 @@
  * collect/regions.c) and by nothing else. See collector.h for the contract.
  *
  *   collector.c         the hot path: a thread's state, frames, module/op/memory events
+ *   collector_names.c   the op name and shape text tables, added to when a row is created
  *   collector_driver.c  the driving thread: create/free, merging the threads into the tree, CUDA
  *                       time, stats
  *   regions.c           the region table and region events */
@@ -15,6 +16,7 @@
 
 #include "base/ptrmap.h"
 #include "collect/collector.h"
+#include "collect/pkg_memory.h"
 #include "collect/timeline.h"
 #include "model/tree.h"
 
@@ -80,6 +82,7 @@ typedef struct lp_thread_state {
     int32_t *row_index; /* open addressing: row + 1, 0 empty */
     size_t index_cap;
     lp_ptrmap live;
+    lp_pkg_mem pkg; /* an AOTInductor package's forward: its modules' memory (cfg.memory) */
     uint64_t events, dropped, unbalanced, foreign_frees;
     uint32_t slot; /* index in lp_collector.threads: op scope ids carry it */
     const char *no_formula[LP_MAX_NO_FORMULA]; /* lp_ev_flops_unknown, first seen first */
@@ -131,6 +134,11 @@ int lp_collector_is_calling_thread(const lp_collector *c, const lp_thread_state 
  * allocations. Returns the number of frames dropped. */
 int lp_thread_state_drop_frames(lp_collector *c, lp_thread_state *ts, int close_scopes);
 void lp_collector_thread_free(lp_thread_state *ts);
+/* --- collector_names.c ----------------------------------------------------------------------- */
+/* Global id of an op name, interned by text on its first sight in any thread; of the starting
+ * op's input-shape text (cfg.describe_shapes), -1 when there is none. Under names_lock. */
+int32_t lp_collector_intern_name(lp_collector *c, const char *name);
+int32_t lp_collector_intern_shapes(lp_collector *c);
 /* Opens a frame of `kind` on `ts` (NULL when the stack is full), and closes the top one at `t`,
  * adding its figures to its node: what region events share with module and op events. */
 lp_frame *lp_collector_push(lp_thread_state *ts, int kind, int32_t node, uint64_t t, int measured);

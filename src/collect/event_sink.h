@@ -48,6 +48,12 @@ typedef struct lp_event_sink {
      * input shapes (the kernels carry neither). `dims` is valid during the call. */
     void (*add_flops)(void *ctx, int32_t module, uint64_t flops);
     void (*add_out_shape)(void *ctx, int32_t module, const int64_t *dims, int rank);
+    /* AOTInductor packages, on the driving thread: the module that memory the package's wrapper
+     * allocates from now on is charged to (the next kernel's: the buffer's producer), and the
+     * one its frees are (the kernel that ran last: usually the buffer's last consumer); 0 for the
+     * root. Right after the root's call_enter, and at each kernel's start (its own module for both)
+     * and end. Memory inside a kernel's module frames is their innermost module's anyway. */
+    void (*pkg_memory_to)(void *ctx, int32_t alloc_module, int32_t free_module);
     /* The module of the innermost module call open on this thread, -1 when none: the caller a
      * site marker resolves its callee from (shim/marker_calls.cpp), read from the collector's
      * stack, the thread's only one. NULL: no caller is known (sites resolve to no module). */

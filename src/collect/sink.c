@@ -45,6 +45,10 @@ static void add_calls(void *c, int32_t module, uint64_t n) {
     lp_ev_add_calls(c, module, n);
 }
 
+static void pkg_memory_to(void *c, int32_t alloc_module, int32_t free_module) {
+    lp_ev_pkg_memory_to(c, alloc_module, free_module);
+}
+
 static void add_flops(void *c, int32_t module, uint64_t flops) {
     lp_ev_add_flops(c, module, flops);
 }
@@ -71,5 +75,6 @@ void lp_collector_sink(lp_collector *c, lp_event_sink *out) {
                            .add_calls = add_calls,
                            .add_flops = add_flops,
                            .add_out_shape = add_out_shape,
+                           .pkg_memory_to = pkg_memory_to,
                            .current_module = current_module};
 }

@@ -36,3 +36,13 @@ if(LP_TORCH_VERSION VERSION_GREATER_EQUAL 2)
   set_tests_properties(integration.attach_pt2 examples.attach_pt2 PROPERTIES
                        LABELS "integration;pt2" TIMEOUT ${LP_TEST_TIMEOUT} FIXTURES_REQUIRED pt2_packages)
 endif()
+
+# --memory per module of a package: exact on a known-activation package, against its TorchScript
+# file, and resnet18's package against its TorchScript file (check_pt2_memory.py).
+if(LP_TORCH_VERSION VERSION_GREATER_EQUAL 2)
+  add_test(NAME integration.pt2_memory
+           COMMAND ${LP_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/check_pt2_memory.py
+                   $<TARGET_FILE:layerprof> ${CMAKE_CURRENT_BINARY_DIR}/pt2)
+  set_tests_properties(integration.pt2_memory PROPERTIES LABELS "integration;pt2"
+                       TIMEOUT ${LP_TEST_TIMEOUT} FIXTURES_REQUIRED pt2_packages)
+endif()

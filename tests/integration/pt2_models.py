@@ -9,12 +9,15 @@ or for pat_loops its command line:
   OUT_DIR/NAME.pt2          the package, with layerprof's module map
   OUT_DIR/NAME.counts.json  eager forward-hook calls per module path for one forward (the same
                             recorder as models/export.py), {"calls": {path: n}, "aliases": {...}}
-  OUT_DIR/NAME.pt           (resnet18, lstm_cell) the same model as TorchScript, for `layerprof
-                            diff`
+  OUT_DIR/NAME.pt           (resnet18, lstm_cell, memory_stages) the same model as TorchScript,
+                            for `layerprof diff` and the memory checks
 
 and OUT_DIR/nested_nomap.pt2: the nested model compiled by AOTInductor directly, without
 layerprof's map (its kernels go to the root, with a note). The models are models/'s own builders
 with the same default inputs; a model torch.export cannot take is a failure, not a skip.
+
+memory_stages (MemoryStages below: relu then matmul, twice) has activations known to the byte,
+for check_pt2_memory.py's --memory checks, with its TorchScript file beside it.
 
 transformer_dyn (DynTransformer below) is the one package with dynamic shapes: exported through
 the helper's command line with a dynamic batch (1..64) and sequence length (2..512), and as
@@ -42,8 +45,8 @@ from layerprof_export import export_pt2  # noqa: E402
 # torch.export can trace (pat_branches branches on data and pat_structured takes non-tensor
 # arguments: AOTInductor packages take tensors, in a fixed graph).
 NAMES = ["resnet18", "lstm_cell", "nested", "pat_loops", "pat_lists", "pat_shared",
-         "pat_traced", "pat_state", "pat_identity", "transformer_dyn"]
-WITH_TORCHSCRIPT = {"resnet18", "lstm_cell", "transformer_dyn"}
+         "pat_traced", "pat_state", "pat_identity", "transformer_dyn", "memory_stages"]
+WITH_TORCHSCRIPT = {"resnet18", "lstm_cell", "transformer_dyn", "memory_stages"}
 THROUGH_COMMAND_LINE = {"pat_loops", "transformer_dyn"}  # the command line's --input SHAPE[:DTYPE]
 # The dynamic dims, as the command line's --dynamic says them (docs/pt2.md).
 DYNAMIC = {"transformer_dyn": ["0:0=1..64:batch", "0:1=2..512:seq"]}
@@ -67,6 +70,35 @@ class DynTransformer(nn.Module):
 
 
 MODELS["transformer_dyn"] = (DynTransformer, ["2x16:int64:0..999"])
+
+
+class MemoryStage(nn.Module):
+    """relu, then a matmul by an (i x o) weight: the matmul is an extern kernel whose output
+    buffer Inductor cannot fuse away, so each stage's activations are known to the byte."""
+
+    def __init__(self, i: int, o: int):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(i, o))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.relu(x) @ self.w
+
+
+class MemoryStages(nn.Module):
+    """The known-activation package of check_pt2_memory.py, input 8x64 float32: s1 = relu (8x64,
+    2048 B) then matmul to 8x128 (4096 B); s2 = relu (8x128, 4096 B) then matmul to 8x32
+    (1024 B). The package runs s2's relu in place on s1's output; TorchScript allocates it."""
+
+    def __init__(self):
+        super().__init__()
+        self.s1 = MemoryStage(64, 128)
+        self.s2 = MemoryStage(128, 32)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.s2(self.s1(x))
+
+
+MODELS["memory_stages"] = (MemoryStages, ["8x64"])
 
 
 class SkipInEval(nn.Module):

@@ -17,8 +17,8 @@ static lp_alloc_rec rec_of(uintptr_t ptr, int64_t bytes) {
     r.bytes = bytes;
     r.owner_serial = (uint64_t)bytes * 3;
     r.module_serial = (uint64_t)bytes * 5;
-    r.owner_depth = (int32_t)(bytes % 100);
-    r.module_depth = (int32_t)(bytes % 7);
+    r.owner_depth = (int16_t)(bytes % 100);
+    r.module_depth = (int16_t)(bytes % 7);
     r.device = (int32_t)(bytes & 1);
     return r;
 }
