@@ -245,6 +245,11 @@ int session_report_notes(const lp_session *s, const lp_tree *t, lp_note_list *l)
         rc = lp_note_list_addf(
             l, "warning: %llu events could not be attributed (%llu unbalanced); figures may be low",
             (unsigned long long)(st.dropped + st.unbalanced), (unsigned long long)st.unbalanced);
+    if (!rc && st.pkg_failed)
+        rc = lp_note_list_addf(l,
+                               "warning: out of memory for the package's memory per module on %u "
+                               "threads: their wrapper's allocations and frees are the root's",
+                               (unsigned)st.pkg_failed);
     if (!rc && s->partial_cycle)
         rc = lp_note_list_addf(
             l, "note: schedule cycle %d has not completed: these figures are of its steps so far",

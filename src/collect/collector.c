@@ -25,41 +25,6 @@
 static _Thread_local uint64_t tls_generation;
 static _Thread_local lp_thread_state *tls_state;
 
-/* ---- thread states --------------------------------------------------------------------------- */
-
-static lp_thread_state *thread_state_new(const lp_collector *c) {
-    lp_thread_state *ts = calloc(1, sizeof *ts);
-    if (!ts) return NULL;
-    ts->mods = calloc(c->tree->n_nodes ? c->tree->n_nodes : 1, sizeof *ts->mods);
-    ts->outside_ns = calloc(c->tree->n_nodes ? c->tree->n_nodes : 1, sizeof *ts->outside_ns);
-    if (c->cfg.histograms)
-        ts->hist = calloc(c->tree->n_nodes ? c->tree->n_nodes : 1, sizeof *ts->hist);
-    if (!ts->mods || !ts->outside_ns || (c->cfg.histograms && !ts->hist) ||
-        (c->cfg.memory && lp_ptrmap_init(&ts->live, 1024))) {
-        lp_ptrmap_free(&ts->live);
-        free(ts->hist);
-        free(ts->mods);
-        free(ts->outside_ns);
-        free(ts);
-        return NULL;
-    }
-    return ts;
-}
-
-static void thread_state_free(lp_thread_state *ts) {
-    if (!ts) return;
-    free(ts->mods);
-    free(ts->hist);
-    free(ts->outside_ns);
-    free(ts->regs);
-    free(ts->rows);
-    free(ts->row_index);
-    lp_ptrmap_free(&ts->live);
-    lp_pkg_mem_release(&ts->pkg);
-    lp_span_buf_free(&ts->trace);
-    free(ts);
-}
-
 /* The calling thread's state: one compare in steady state; a claim on a thread's first event. */
 static inline lp_thread_state *state_of(lp_collector *c) {
     if (__builtin_expect(tls_generation == c->generation, 1)) return tls_state;
@@ -81,7 +46,7 @@ static inline lp_thread_state *state_of(lp_collector *c) {
         atomic_fetch_add(&c->lost_threads, 1);
         return NULL;
     }
-    lp_thread_state *ts = thread_state_new(c);
+    lp_thread_state *ts = lp_thread_state_new(c);
     if (ts) {
         ts->slot = slot;
         ts->owner = self;
@@ -424,6 +389,19 @@ static inline void frames_alloc(lp_thread_state *ts, lp_alloc_rec *rec, int devi
     rec->module_serial = mf >= 0 ? ts->stack[mf].serial : 0;
 }
 
+/* A block just allocated, owned by no frame yet (frames_alloc says which); `pkg_module` the
+ * package module it is charged to in package forward `pkg_forward`, -1 outside packages. */
+static inline lp_alloc_rec new_block(const void *ptr, int64_t bytes, int device, int32_t pkg_module,
+                                     uint32_t pkg_forward) {
+    return (lp_alloc_rec){.ptr = (uintptr_t)ptr,
+                          .bytes = bytes,
+                          .owner_depth = -1,
+                          .module_depth = -1,
+                          .device = device,
+                          .pkg_module = pkg_module,
+                          .pkg_forward = pkg_forward};
+}
+
 /* A memory event inside a package's forward (lp_ev_pkg_memory_to), out of TorchScript's path:
  * the frames' accounting, and the package's modules' (pkg_memory.h); 0 when that forward's root
  * is no longer open (the event is then TorchScript's path's). The module charged is the
@@ -441,13 +419,7 @@ static __attribute__((noinline)) int pkg_event(lp_collector *c, lp_thread_state 
     int32_t pm = by_wrapper ? (bytes > 0 ? p->alloc_module : p->free_module) : top_module_node(ts);
     int measured = ts->stack[ts->sp - 1].measured;
     if (bytes > 0) {
-        lp_alloc_rec rec = {.ptr = (uintptr_t)ptr,
-                            .bytes = bytes,
-                            .owner_depth = -1,
-                            .module_depth = -1,
-                            .device = device,
-                            .pkg_module = pm,
-                            .pkg_forward = p->forward};
+        lp_alloc_rec rec = new_block(ptr, bytes, device, pm, p->forward);
         /* A buffer the wrapper allocated for a module's kernel is that module's, not the root's
          * own. Under an unmeasured root, only the package's modules look at it. */
         if (measured) frames_alloc(ts, &rec, device, !by_wrapper || pm == p->root_node);
@@ -487,12 +459,7 @@ void lp_ev_memory(lp_collector *c, const void *ptr, int64_t bytes, int device, u
         return;
     }
     if (bytes > 0) {
-        lp_alloc_rec rec = {.ptr = (uintptr_t)ptr,
-                            .bytes = bytes,
-                            .owner_depth = -1,
-                            .module_depth = -1,
-                            .device = device,
-                            .pkg_module = -1};
+        lp_alloc_rec rec = new_block(ptr, bytes, device, -1, 0);
         frames_alloc(ts, &rec, device, 1);
         if (lp_ptrmap_put(&ts->live, &rec)) ts->dropped++;
     } else {
@@ -509,8 +476,11 @@ void lp_ev_memory(lp_collector *c, const void *ptr, int64_t bytes, int device, u
 void lp_ev_pkg_memory_to(lp_collector *c, int32_t alloc_module, int32_t free_module) {
     lp_thread_state *ts = state_of(c);
     if (!ts || !c->cfg.memory || !ts->sp) return;
-    /* Made on the thread's first package forward (as regions'): TorchScript never has them. */
-    if (__builtin_expect(!ts->pkg.span, 0) && lp_pkg_mem_init(&ts->pkg, c->tree->n_nodes)) return;
+    /* Made on the thread's first package forward (as regions'): TorchScript never has them. Out
+     * of memory, the thread gives up for good (counted in the stats), not at every kernel. */
+    if (__builtin_expect(!ts->pkg.span, 0) &&
+        (ts->pkg_failed || (ts->pkg_failed = lp_pkg_mem_init(&ts->pkg, c->tree->n_nodes) != 0)))
+        return;
     const lp_frame *top = &ts->stack[ts->sp - 1];
     lp_pkg_mem *p = &ts->pkg;
     if (p->root_serial != top->serial) {
@@ -559,10 +529,6 @@ int lp_thread_state_drop_frames(lp_collector *c, lp_thread_state *ts, int close_
 int lp_collector_reset_calling_thread(lp_collector *c) {
     lp_thread_state *ts = state_of(c);
     return ts ? lp_thread_state_drop_frames(c, ts, 1) : 0;
-}
-
-void lp_collector_thread_free(lp_thread_state *ts) {
-    thread_state_free(ts);
 }
 
 lp_frame *lp_collector_push(lp_thread_state *ts, int kind, int32_t node, uint64_t t, int measured) {

@@ -149,6 +149,7 @@ typedef struct lp_collector_stats {
     uint64_t dropped;
     uint64_t unbalanced;
     uint64_t foreign_frees; /* frees of blocks this thread did not see allocated */
+    uint32_t pkg_failed;    /* threads whose package memory per module could not be kept */
     uint32_t threads;
 } lp_collector_stats;
 void lp_collector_get_stats(const lp_collector *c, lp_collector_stats *out);

@@ -75,7 +75,7 @@ void lp_collector_free(lp_collector *c) {
     if (!c) return;
     uint32_t n = atomic_load(&c->n_threads);
     for (uint32_t i = 0; i < n && i < LP_MAX_THREADS; i++)
-        lp_collector_thread_free(c->threads[i]);
+        lp_thread_state_free(c->threads[i]);
     for (size_t i = 0; i < c->n_names; i++)
         free(c->names[i]);
     free(c->names);
@@ -311,6 +311,7 @@ void lp_collector_get_stats(const lp_collector *c, lp_collector_stats *out) {
         out->dropped += ts->dropped;
         out->unbalanced += ts->unbalanced;
         out->foreign_frees += ts->foreign_frees;
+        out->pkg_failed += ts->pkg_failed != 0;
     }
     out->threads = n;
     out->dropped += atomic_load(&c->lost_threads);

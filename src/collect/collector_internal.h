@@ -21,6 +21,8 @@
 #include "model/tree.h"
 
 #define LP_MAX_STACK 512
+/* An allocation record keeps a frame's depth in 16 bits (base/ptrmap.h). */
+_Static_assert(LP_MAX_STACK <= INT16_MAX, "lp_alloc_rec's depths are int16_t");
 #define LP_MAX_NO_FORMULA 16 /* op names without a FLOPs formula kept per thread and merged */
 #define LP_MAX_THREADS 64
 #define LP_REGION_INDEX_CAP (LP_MAX_REGIONS * 2) /* open addressing, at most half full */
@@ -83,6 +85,7 @@ typedef struct lp_thread_state {
     size_t index_cap;
     lp_ptrmap live;
     lp_pkg_mem pkg; /* an AOTInductor package's forward: its modules' memory (cfg.memory) */
+    int pkg_failed; /* pkg's arrays could not be made: the wrapper's memory stays the root's */
     uint64_t events, dropped, unbalanced, foreign_frees;
     uint32_t slot; /* index in lp_collector.threads: op scope ids carry it */
     const char *no_formula[LP_MAX_NO_FORMULA]; /* lp_ev_flops_unknown, first seen first */
@@ -133,7 +136,11 @@ int lp_collector_is_calling_thread(const lp_collector *c, const lp_thread_state 
  * scopes when `close_scopes` (only on the thread that owns them), and forgets its live
  * allocations. Returns the number of frames dropped. */
 int lp_thread_state_drop_frames(lp_collector *c, lp_thread_state *ts, int close_scopes);
-void lp_collector_thread_free(lp_thread_state *ts);
+/* --- thread_state.c -------------------------------------------------------------------------- */
+/* A thread's state, its arrays sized for c's tree (NULL out of memory); its release, with all it
+ * holds. */
+lp_thread_state *lp_thread_state_new(const lp_collector *c);
+void lp_thread_state_free(lp_thread_state *ts);
 /* --- collector_names.c ----------------------------------------------------------------------- */
 /* Global id of an op name, interned by text on its first sight in any thread; of the starting
  * op's input-shape text (cfg.describe_shapes), -1 when there is none. Under names_lock. */

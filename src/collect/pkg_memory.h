@@ -21,7 +21,9 @@
  * earlier forward (lp_alloc_rec.pkg_forward) is foreign: its free lowers net only.
  *
  * The package's root is no entry here: it is a real call frame, with the frames' own accounting.
- * The arrays are made with the thread's state: nothing is allocated per event. */
+ * The arrays are made on the thread's first package forward (lp_ev_pkg_memory_to), never for a
+ * TorchScript session, and nothing is allocated per event; that one allocation is timed in the
+ * root of the first forward the thread profiles. */
 #ifndef LP_PKG_MEMORY_H
 #define LP_PKG_MEMORY_H
 
