@@ -71,7 +71,7 @@ def report(lp, model, tmp, extra=()):
 def per_call(mod, field):
     """The mean per call, and whether every call had the same figure; (None, False, 0) when the
     module has no CPU memory figures (a FAIL line names it where it matters)."""
-    s = ((mod or {}).get("memory") or {}).get("cpu", {}).get(field)
+    s = (((mod or {}).get("memory") or {}).get("cpu") or {}).get(field)
     if not s:
         return None, False, 0
     return s["sum"] / s["n"] if s["n"] else None, s["min"] == s["max"], s["n"]

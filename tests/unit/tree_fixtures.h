@@ -46,4 +46,22 @@ static inline void tf_calls(lp_tree *t, int32_t m, const uint64_t *ns, size_t n)
     f->self_ns = f->total_ns;
 }
 
+/* A module of a tree built from a table: its path, class and parent's index (-1: the root). */
+typedef struct tf_module {
+    const char *path, *cls;
+    int32_t parent;
+} tf_module;
+
+/* Initialises `t` with `modules` in order, each one's node its index in the table (the tests'
+ * enums); -1, the tree freed, when one does not land there. For setups, which may not fail_msg. */
+static inline int tf_tree_of(lp_tree *t, const tf_module *modules, size_t n) {
+    lp_tree_init(t);
+    for (size_t i = 0; i < n; i++)
+        if (lp_tree_add(t, modules[i].path, modules[i].cls, modules[i].parent) != (int)i) {
+            lp_tree_free(t);
+            return -1;
+        }
+    return 0;
+}
+
 #endif

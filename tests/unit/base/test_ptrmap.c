@@ -20,6 +20,8 @@ static lp_alloc_rec rec_of(uintptr_t ptr, int64_t bytes) {
     r.owner_depth = (int16_t)(bytes % 100);
     r.module_depth = (int16_t)(bytes % 7);
     r.device = (int32_t)(bytes & 1);
+    r.pkg_module = (int32_t)(bytes % 11) - 1;
+    r.pkg_forward = (uint32_t)bytes * 7;
     return r;
 }
 
@@ -31,6 +33,8 @@ static void assert_rec_equal(const lp_alloc_rec *a, const lp_alloc_rec *b) {
     assert_int_equal(a->owner_depth, b->owner_depth);
     assert_int_equal(a->module_depth, b->module_depth);
     assert_int_equal(a->device, b->device);
+    assert_int_equal(a->pkg_module, b->pkg_module);
+    assert_int_equal(a->pkg_forward, b->pkg_forward);
 }
 
 /* The map's home slot for a pointer, as ptrmap.c computes it. Used only to pick keys that collide:

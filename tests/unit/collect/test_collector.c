@@ -16,6 +16,8 @@
 #include "layerprof.h"
 #include "model/tree.h"
 
+#include "tree_fixtures.h"
+
 /* The model every test profiles:
  *   ""            Net         0
  *   features      Sequential  1
@@ -25,6 +27,15 @@
  *   unused        Dropout     5  (never runs) */
 enum { ROOT, FEATURES, F0, F1, CLASSIFIER, UNUSED, N_MODULES };
 
+static const tf_module MODULES[] = {
+    {"", "Net", -1},
+    {"features", "Sequential", ROOT},
+    {"features.0", "Conv2d", FEATURES},
+    {"features.1", "ReLU", FEATURES},
+    {"classifier", "Linear", ROOT},
+    {"unused", "Dropout", ROOT},
+};
+
 typedef struct fixture {
     lp_tree tree;
     lp_collector *c;
@@ -33,14 +44,7 @@ typedef struct fixture {
 static int setup(void **state) {
     fixture *f = calloc(1, sizeof *f);
     if (!f) return -1;
-    lp_tree_init(&f->tree);
-    if (lp_tree_add(&f->tree, "", "Net", -1) != ROOT ||
-        lp_tree_add(&f->tree, "features", "Sequential", ROOT) != FEATURES ||
-        lp_tree_add(&f->tree, "features.0", "Conv2d", FEATURES) != F0 ||
-        lp_tree_add(&f->tree, "features.1", "ReLU", FEATURES) != F1 ||
-        lp_tree_add(&f->tree, "classifier", "Linear", ROOT) != CLASSIFIER ||
-        lp_tree_add(&f->tree, "unused", "Dropout", ROOT) != UNUSED) {
-        lp_tree_free(&f->tree);
+    if (tf_tree_of(&f->tree, MODULES, N_MODULES)) {
         free(f);
         return -1;
     }

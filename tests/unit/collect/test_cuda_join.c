@@ -20,6 +20,8 @@
 #include "report/columns.h"
 #include "model/tree.h"
 
+#include "tree_fixtures.h"
+
 /* The model:
  *   ""      Net     0
  *   a       Block   1
@@ -73,6 +75,11 @@ static void launch(fake_cupti *f, int kind, uint64_t start, uint64_t end) {
 /* ---- fixture -----------------------------------------------------------------------------------
  */
 
+static const tf_module MODULES[] = {
+    {"", "Net", -1},       {"a", "Block", ROOT}, {"a.x", "Conv2d", A},
+    {"b", "Linear", ROOT}, {"c", "ReLU", ROOT},
+};
+
 typedef struct fixture {
     lp_tree tree;
     lp_collector *c;
@@ -83,13 +90,7 @@ typedef struct fixture {
 static int setup(void **state) {
     fixture *f = calloc(1, sizeof *f);
     if (!f) return -1;
-    lp_tree_init(&f->tree);
-    if (lp_tree_add(&f->tree, "", "Net", -1) != ROOT ||
-        lp_tree_add(&f->tree, "a", "Block", ROOT) != A ||
-        lp_tree_add(&f->tree, "a.x", "Conv2d", A) != AX ||
-        lp_tree_add(&f->tree, "b", "Linear", ROOT) != B ||
-        lp_tree_add(&f->tree, "c", "ReLU", ROOT) != C) {
-        lp_tree_free(&f->tree);
+    if (tf_tree_of(&f->tree, MODULES, N_MODULES)) {
         free(f);
         return -1;
     }

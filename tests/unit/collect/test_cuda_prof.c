@@ -17,10 +17,17 @@
 #include "layerprof.h"
 #include "model/tree.h"
 
+#include "tree_fixtures.h"
+
 /* The model:
  *   ""      Net     0
  *   a       Block   1 */
 enum { ROOT, A, N_MODULES };
+
+static const tf_module MODULES[] = {
+    {"", "Net", -1},
+    {"a", "Block", ROOT},
+};
 
 typedef struct fixture {
     lp_tree tree;
@@ -30,10 +37,7 @@ typedef struct fixture {
 static int setup(void **state) {
     fixture *f = calloc(1, sizeof *f);
     if (!f) return -1;
-    lp_tree_init(&f->tree);
-    if (lp_tree_add(&f->tree, "", "Net", -1) != ROOT ||
-        lp_tree_add(&f->tree, "a", "Block", ROOT) != A) {
-        lp_tree_free(&f->tree);
+    if (tf_tree_of(&f->tree, MODULES, N_MODULES)) {
         free(f);
         return -1;
     }

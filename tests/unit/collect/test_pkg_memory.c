@@ -16,6 +16,8 @@
 #include "layerprof.h"
 #include "model/tree.h"
 
+#include "tree_fixtures.h"
+
 /* The package's modules:
  *   ""          Net      0
  *   s1          Stage    1
@@ -23,6 +25,12 @@
  *   s2.inner    Linear   3
  *   other       Linear   4 */
 enum { ROOT, S1, S2, INNER, OTHER, N_MODULES };
+
+static const tf_module MODULES[] = {
+    {"", "Net", -1},           {"s1", "Stage", ROOT},
+    {"s2", "Stage", ROOT},     {"s2.inner", "Linear", S2},
+    {"other", "Linear", ROOT},
+};
 
 typedef struct fixture {
     lp_tree tree;
@@ -32,13 +40,7 @@ typedef struct fixture {
 static int setup(void **state) {
     fixture *f = calloc(1, sizeof *f);
     if (!f) return -1;
-    lp_tree_init(&f->tree);
-    if (lp_tree_add(&f->tree, "", "Net", -1) != ROOT ||
-        lp_tree_add(&f->tree, "s1", "Stage", ROOT) != S1 ||
-        lp_tree_add(&f->tree, "s2", "Stage", ROOT) != S2 ||
-        lp_tree_add(&f->tree, "s2.inner", "Linear", S2) != INNER ||
-        lp_tree_add(&f->tree, "other", "Linear", ROOT) != OTHER) {
-        lp_tree_free(&f->tree);
+    if (tf_tree_of(&f->tree, MODULES, N_MODULES)) {
         free(f);
         return -1;
     }
@@ -296,7 +298,8 @@ static void test_a_block_of_an_earlier_forward_lowers_net_only(void **state) {
 static void test_an_op_on_the_root_charges_the_root(void **state) {
     lp_collector *c = start(state, NULL);
     forward(c, ROOT);
-    lp_ev_pkg_memory_to(c, ROOT, ROOT);
+    /* The wrapper's memory would be s1's: only the op's frame makes the block the root's. */
+    lp_ev_pkg_memory_to(c, S1, S1);
     lp_ev_op_start(c, "kernel", 0, 1);
     alloc(c, 1, 40);
     lp_ev_op_end(c, 2);

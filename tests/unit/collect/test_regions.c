@@ -19,6 +19,8 @@
 #include "layerprof.h"
 #include "model/tree.h"
 
+#include "tree_fixtures.h"
+
 /* The model: "" Net 0, "body" Linear 1. */
 enum { ROOT, BODY, N_MODULES };
 
@@ -29,6 +31,11 @@ static uint64_t fake_clock(void) {
     return fake_now;
 }
 
+static const tf_module MODULES[] = {
+    {"", "Net", -1},
+    {"body", "Linear", ROOT},
+};
+
 typedef struct fixture {
     lp_tree tree;
     lp_collector *c;
@@ -37,10 +44,10 @@ typedef struct fixture {
 static int setup(void **state) {
     fixture *f = calloc(1, sizeof *f);
     if (!f) return -1;
-    lp_tree_init(&f->tree);
-    if (lp_tree_add(&f->tree, "", "Net", -1) != ROOT ||
-        lp_tree_add(&f->tree, "body", "Linear", ROOT) != BODY)
+    if (tf_tree_of(&f->tree, MODULES, N_MODULES)) {
+        free(f);
         return -1;
+    }
     lp_collector_config cfg = {0};
     cfg.memory = 1;
     cfg.memory_devices = 1u << LP_DEV_CPU;
