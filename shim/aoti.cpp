@@ -48,11 +48,15 @@ constexpr int k_map_version = 2; // python/layerprof_export.py's MAP_VERSION
 std::atomic<lps_model *> g_pt2{nullptr};
 
 // Per thread, for the forward running on it: the next kernel's index in the map, how deep inside
-// a kernel the callbacks are (0: between kernels), the module frames the open kernel entered,
-// whether its own op row was opened, and the skipping of op rows the core does not want.
+// a kernel the callbacks are (0: between kernels), how many module frames of the last kernel's
+// chain are open (all of them inside it; between kernels those it shares with the map's next
+// one), whether the core wants ops in the innermost of those (or the root), whether the kernel's
+// own op row was opened, whether ops are wanted where the callbacks are, and the skipping of op
+// rows the core does not want.
 thread_local size_t t_next = 0;
 thread_local int t_depth = 0;
 thread_local size_t t_chain = 0;
+thread_local bool t_top_wanted = false;
 thread_local bool t_row = false;
 thread_local bool t_wanted = false;
 thread_local int t_skip = 0;
@@ -107,21 +111,33 @@ int32_t next_module(const Pt2 &p) {
     return t_next < p.kernels.size() ? module_of(&p.kernels[t_next]) : 0;
 }
 
+// Closes the open module frames of the kernels' chains down to `keep` at `t`.
+void close_chain(lps_model *m, size_t keep, uint64_t t) noexcept {
+    for (; t_chain > keep; t_chain--)
+        t_top_wanted = m->sink.call_exit(m->sink.ctx, t) != 0;
+}
+
 // A kernel's record, or an op's inside an extern kernel, starting: from the callback, or from
-// the package's rebound imports (aoti_rebind.cpp), which see only the kernels.
+// the package's rebound imports (aoti_rebind.cpp), which see only the kernels. The module frames
+// a kernel shares with the one before it are open already (frame_end): consecutive kernels of a
+// module enter it once, and the wrapper's code between them is timed in it.
 void frame_start(lps_model *m, const char *name) noexcept {
     if (t_depth == 0) {
         if (is_runner_frame(name)) return;
         t_depth = 1;
         const Pt2::Kernel *k = next_kernel(*m->pt2, name);
-        t_chain = k ? k->chain.size() : 0;
         t_module = module_of(k);
         t_placed = k != nullptr;
         memory_to(m, t_module, t_module); // before the clock: not the kernel's time
         uint64_t t = lp_now_ns();
-        bool wanted = t_wanted; // the root's answer (lps::pt2_forward) when placed there
-        for (size_t i = 0; i < t_chain; i++)
+        // The frames left open are those the map's next kernel shares: this one, when placed.
+        if (!k) close_chain(m, 0, t);
+        size_t depth = k ? k->chain.size() : 0;
+        bool wanted = t_top_wanted;
+        for (size_t i = t_chain; i < depth; i++)
             wanted = m->sink.method_enter(m->sink.ctx, k->chain[i], t) != 0;
+        t_chain = depth;
+        t_top_wanted = wanted;
         t_row = wanted;
         t_skip = 0;
         const char *row = k ? k->label.c_str() : m->pt2->has_map ? k_unplaced : k_unmapped;
@@ -147,14 +163,14 @@ void frame_end(lps_model *m) noexcept {
         return;
     }
     if (t_row) m->sink.op_end(m->sink.ctx, t);
-    int wanted = 0;
-    for (size_t i = 0; i < t_chain; i++)
-        wanted = m->sink.call_exit(m->sink.ctx, t);
-    t_wanted = t_chain ? wanted != 0 : t_wanted;
-    t_chain = 0;
+    // The module frames the map's next kernel shares stay open (after a kernel out of the map's
+    // order there are none): it closes them itself if another kernel runs instead.
+    const Pt2 &p = *m->pt2;
+    close_chain(m, t_placed && t_next < p.kernels.size() ? p.kernels[t_next].shared : 0, t);
+    t_wanted = t_top_wanted;
     t_row = false;
     // After a kernel out of the map's order, the map's next one may not be what runs next.
-    memory_to(m, t_placed ? next_module(*m->pt2) : 0, t_module);
+    memory_to(m, t_placed ? next_module(p) : 0, t_module);
 }
 
 // Whether the kernels come through the package's rebound imports in this profile (no callback).
@@ -281,6 +297,17 @@ int parse_map(lps_model *m, const std::string &text, const char *path) {
         json_array_foreach(fused, j, f) // every one, though the label names three
             note_fused(m, json_string_value(f) ? json_string_value(f) : "", placed,
                        p.kernels.size(), k.chain.size());
+        // The modules this kernel shares with the one before it, down to the first the export
+        // never saw called (a ModuleList's): the wrapper's code between the two is timed in the
+        // innermost called module they share, as TorchScript times a container's loop in the
+        // module that runs it.
+        if (!p.kernels.empty()) {
+            const std::vector<int32_t> &before = p.kernels.back().chain;
+            while (k.shared < before.size() && k.shared < k.chain.size() &&
+                   before[k.shared] == k.chain[k.shared] &&
+                   p.calls[static_cast<size_t>(k.chain[k.shared])] > 0)
+                k.shared++;
+        }
         p.kernels.push_back(std::move(k));
     }
     // A module with kernels of its own has its own time on its row: the marker is for those
@@ -395,7 +422,7 @@ void pt2_enter(lps_model *m) noexcept {
     uint64_t t0 = lp_now_ns();
     m->forward_t0 = t0;
     if (g_pt2.load(std::memory_order_relaxed) == m) {
-        t_wanted = m->sink.call_enter(m->sink.ctx, 0, t0) != 0;
+        t_wanted = t_top_wanted = m->sink.call_enter(m->sink.ctx, 0, t0) != 0;
         memory_to(m, next_module(*m->pt2), 0); // the buffers of the first kernel
     }
     t_driver = m;
@@ -406,6 +433,7 @@ void pt2_leave(lps_model *m, bool completed) noexcept {
     uint64_t t1 = lp_now_ns();
     m->last_forward_ns = t1 - m->forward_t0;
     if (!completed || g_pt2.load(std::memory_order_relaxed) != m) return;
+    close_chain(m, 0, t1); // frames kept for a kernel of the map that did not run
     Pt2 &p = *m->pt2;
     if (t_next != p.kernels.size() && p.has_map) p.unplaced++;
     if (m->sink.add_calls)

@@ -411,8 +411,8 @@ static inline lp_alloc_rec new_block(const void *ptr, int64_t bytes, int device,
 /* A memory event inside a package's forward (lp_ev_pkg_memory_to), out of TorchScript's path:
  * the frames' accounting, and the package's modules' (pkg_memory.h); 0 when that forward's root
  * is no longer open (the event is then TorchScript's path's). The module charged is the
- * wrapper's current one when the root's frame is on top (between kernels, or in a kernel that
- * opened no frame), else the innermost module's. */
+ * wrapper's current one when a module frame is on top (between kernels, or in a kernel that
+ * opened no op frame), else the innermost module's (an op's inside an extern kernel). */
 static __attribute__((noinline)) int pkg_event(lp_collector *c, lp_thread_state *ts,
                                                const void *ptr, int64_t bytes, int device) {
     lp_pkg_mem *p = &ts->pkg;
@@ -421,7 +421,9 @@ static __attribute__((noinline)) int pkg_event(lp_collector *c, lp_thread_state 
         lp_pkg_mem_clear(p);
         return 0;
     }
-    int by_wrapper = ts->sp - 1 == p->root_depth;
+    /* The wrapper's, or a kernel's that opened no op frame: the root's frame or module frames on
+     * top (the shim keeps those a kernel shares with the next one open between them). */
+    int by_wrapper = ts->stack[ts->sp - 1].kind == FRAME_MODULE;
     int32_t pm = by_wrapper ? (bytes > 0 ? p->alloc_module : p->free_module) : top_module_node(ts);
     int measured = ts->stack[ts->sp - 1].measured;
     if (bytes > 0) {
@@ -489,9 +491,10 @@ void lp_ev_pkg_memory_to(lp_collector *c, int32_t alloc_module, int32_t free_mod
         return;
     const lp_frame *top = &ts->stack[ts->sp - 1];
     lp_pkg_mem *p = &ts->pkg;
-    if (p->root_serial != top->serial) {
-        /* The first of a forward: its root's frame is on top (a later one finds it there too,
-         * between kernels). */
+    if (!p->root_serial || p->root_depth >= ts->sp ||
+        ts->stack[p->root_depth].serial != p->root_serial) {
+        /* The first of a forward: its root's frame is on top (later ones find it, or module
+         * frames a kernel left open for the next, on top: the root's is then below). */
         if (top->kind != FRAME_MODULE || !top->is_call) return;
         lp_pkg_mem_clear(p);
         p->forward = p->forward + 1 ? p->forward + 1 : 1; /* 0 is no package forward's */

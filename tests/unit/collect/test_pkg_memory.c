@@ -310,6 +310,31 @@ static void test_an_op_on_the_root_charges_the_root(void **state) {
     ASSERT_MEM(FIG(state, S1), 1, 0, 0, 0, 0);
 }
 
+/* Kernels in s2, s2.inner, s2: the shim keeps s2's frame open from one to the next (shim/aoti.cpp),
+ * so the wrapper's buffer for the inner kernel is allocated and freed with s2's frame on top, and
+ * still goes to s2.inner, its producer and last consumer, not to s2. */
+static void test_the_wrapper_charges_the_next_kernel_with_a_shared_module_frame_open(void **state) {
+    lp_collector *c = start(state, NULL);
+    forward(c, S2);
+    lp_ev_pkg_memory_to(c, S2, S2);
+    lp_ev_method_enter(c, S2, 1); /* kernel 1, in s2; s2 stays open */
+    lp_ev_pkg_memory_to(c, INNER, S2);
+    alloc(c, 1, 100); /* for kernel 2 */
+    lp_ev_pkg_memory_to(c, INNER, INNER);
+    lp_ev_method_enter(c, INNER, 2); /* kernel 2, in s2.inner */
+    lp_ev_call_exit(c, 3);
+    lp_ev_pkg_memory_to(c, S2, INNER);
+    release(c, 1, 100);             /* after its last reader, kernel 2 */
+    lp_ev_pkg_memory_to(c, S2, S2); /* kernel 3, in s2 */
+    lp_ev_call_exit(c, 4);
+    lp_ev_pkg_memory_to(c, ROOT, S2);
+    end_forward(c);
+    assert_int_equal(lp_collector_finish(c), LP_OK);
+    ASSERT_MEM(FIG(state, INNER), 1, 0, 0, 100, 0);
+    ASSERT_MEM(FIG(state, S2), 1, 0, 0, 100, 0);
+    ASSERT_MEM(FIG(state, ROOT), 1, 0, 0, 100, 0);
+}
+
 #define TEST(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(void) {
@@ -324,6 +349,7 @@ int main(void) {
         TEST(test_interleaved_kernels_count_what_other_modules_freed),
         TEST(test_a_block_of_an_earlier_forward_lowers_net_only),
         TEST(test_an_op_on_the_root_charges_the_root),
+        TEST(test_the_wrapper_charges_the_next_kernel_with_a_shared_module_frame_open),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
