@@ -9,7 +9,9 @@
 // exported program's nn_module_stack). The callbacks below take the package's kernels in that
 // order: the k-th kernel call of a forward is the map's k-th kernel when its name agrees. Its time
 // goes to its module as a method frame (time, not a call: the calls come from the map, added once
-// per forward), the ATen ops an extern kernel runs inside it become its op rows.
+// per forward), the ATen ops an extern kernel runs inside it become its op rows. The frames of the
+// modules called once per forward that a kernel shares with the map's next one stay open between
+// the two, so that the wrapper's code there is timed in the innermost of them.
 #include "aoti_pt2.hpp"
 
 #include <atomic>
@@ -56,6 +58,7 @@ std::atomic<lps_model *> g_pt2{nullptr};
 thread_local size_t t_next = 0;
 thread_local int t_depth = 0;
 thread_local size_t t_chain = 0;
+thread_local uint64_t t_gap = 0; // when the last kernel ended
 thread_local bool t_top_wanted = false;
 thread_local bool t_row = false;
 thread_local bool t_wanted = false;
@@ -130,8 +133,9 @@ void frame_start(lps_model *m, const char *name) noexcept {
         t_placed = k != nullptr;
         memory_to(m, t_module, t_module); // before the clock: not the kernel's time
         uint64_t t = lp_now_ns();
-        // The frames left open are those the map's next kernel shares: this one, when placed.
-        if (!k) close_chain(m, 0, t);
+        // The frames left open are those the map's next kernel shares: this one, when placed (no
+        // frame closes). Another kernel shares none: the gap since the last one is the root's.
+        close_chain(m, k ? k->shared : 0, t_gap);
         size_t depth = k ? k->chain.size() : 0;
         bool wanted = t_top_wanted;
         for (size_t i = t_chain; i < depth; i++)
@@ -167,6 +171,7 @@ void frame_end(lps_model *m) noexcept {
     // order there are none): it closes them itself if another kernel runs instead.
     const Pt2 &p = *m->pt2;
     close_chain(m, t_placed && t_next < p.kernels.size() ? p.kernels[t_next].shared : 0, t);
+    t_gap = t;
     t_wanted = t_top_wanted;
     t_row = false;
     // After a kernel out of the map's order, the map's next one may not be what runs next.
@@ -297,16 +302,20 @@ int parse_map(lps_model *m, const std::string &text, const char *path) {
         json_array_foreach(fused, j, f) // every one, though the label names three
             note_fused(m, json_string_value(f) ? json_string_value(f) : "", placed,
                        p.kernels.size(), k.chain.size());
-        // The modules this kernel shares with the one before it, down to the first the export
-        // never saw called (a ModuleList's): the wrapper's code between the two is timed in the
-        // innermost called module they share, as TorchScript times a container's loop in the
-        // module that runs it.
+        // The modules this kernel shares with the one before it, up to the innermost that the
+        // export saw called exactly once per forward: both kernels then ran inside that one call,
+        // and the wrapper's code between them is its code. A module called several times cannot
+        // tell its calls' kernels apart (the map has no call per kernel), nor can a ModuleList
+        // that is never called hold the code of the module that loops over it.
         if (!p.kernels.empty()) {
             const std::vector<int32_t> &before = p.kernels.back().chain;
-            while (k.shared < before.size() && k.shared < k.chain.size() &&
-                   before[k.shared] == k.chain[k.shared] &&
-                   p.calls[static_cast<size_t>(k.chain[k.shared])] > 0)
-                k.shared++;
+            size_t common = 0;
+            while (common < before.size() && common < k.chain.size() &&
+                   before[common] == k.chain[common])
+                common++;
+            while (common > 0 && p.calls[static_cast<size_t>(k.chain[common - 1])] != 1)
+                common--;
+            k.shared = common;
         }
         p.kernels.push_back(std::move(k));
     }
@@ -433,7 +442,8 @@ void pt2_leave(lps_model *m, bool completed) noexcept {
     uint64_t t1 = lp_now_ns();
     m->last_forward_ns = t1 - m->forward_t0;
     if (!completed || g_pt2.load(std::memory_order_relaxed) != m) return;
-    close_chain(m, 0, t1); // frames kept for a kernel of the map that did not run
+    close_chain(m, 0,
+                t_gap); // kept for a kernel of the map that did not run: the gap is the root's
     Pt2 &p = *m->pt2;
     if (t_next != p.kernels.size() && p.has_map) p.unplaced++;
     if (m->sink.add_calls)

@@ -35,8 +35,9 @@ struct Pt2 {
         std::string name;           // as kernel_information.json names it (no "graph_0_")
         std::string label;          // its op row: the name, and the modules it fused
         std::vector<int32_t> chain; // the modules from below the root down to its placement
-        // How many of `chain`'s first modules the kernel before it in the map shares: their
-        // frames stay open from that kernel to this one (aoti.cpp, frame_end).
+        // How many of `chain`'s first modules the kernel before it in the map shares, up to the
+        // innermost called once per forward: their frames stay open from that kernel to this one
+        // (aoti.cpp, parse_map and frame_end).
         size_t shared = 0;
     };
     std::vector<Kernel> kernels;

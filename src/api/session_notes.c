@@ -24,9 +24,9 @@ static void add_pt2_notes(lp_session *s, const lps_pt2_info *pt2) {
     session_add_note(s,
                      "mode: AOTInductor package (each compiled kernel timed in the module its "
                      "nodes came from, a fused one in its modules' lowest common ancestor, where "
-                     "the others' rows say their time went: [fused into ...], the wrapper's "
-                     "code between two kernels in the innermost called module both are in; "
-                     "calls %s)",
+                     "the others' rows say their time went: [fused into ...]; the wrapper's "
+                     "code between two kernels in the innermost module both are in that is "
+                     "called once per forward, else the root; calls %s)",
                      pt2->calls_hooked ? "as forward hooks counted them at export"
                                        : "as the exported graph recorded them");
     if (pt2->calls_without_nodes)

@@ -52,8 +52,9 @@ typedef struct tf_module {
     int32_t parent;
 } tf_module;
 
-/* Initialises `t` with `modules` in order, each one's node its index in the table (the tests'
- * enums); -1, the tree freed, when one does not land there. For setups, which may not fail_msg. */
+/* Initialises `t` with the `n` `modules` in order, each one's node its index in the table (the
+ * tests' enums: each table is followed by a static assert that it has a row per enum value); -1,
+ * the tree freed, when one does not land there. For setups, which may not fail_msg. */
 static inline int tf_tree_of(lp_tree *t, const tf_module *modules, size_t n) {
     lp_tree_init(t);
     for (size_t i = 0; i < n; i++)

@@ -35,6 +35,7 @@ static const tf_module MODULES[] = {
     {"classifier", "Linear", ROOT},
     {"unused", "Dropout", ROOT},
 };
+_Static_assert(sizeof MODULES / sizeof *MODULES == N_MODULES, "a row per module");
 
 typedef struct fixture {
     lp_tree tree;

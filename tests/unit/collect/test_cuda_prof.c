@@ -28,6 +28,7 @@ static const tf_module MODULES[] = {
     {"", "Net", -1},
     {"a", "Block", ROOT},
 };
+_Static_assert(sizeof MODULES / sizeof *MODULES == N_MODULES, "a row per module");
 
 typedef struct fixture {
     lp_tree tree;

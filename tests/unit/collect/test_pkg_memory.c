@@ -31,6 +31,7 @@ static const tf_module MODULES[] = {
     {"s2", "Stage", ROOT},     {"s2.inner", "Linear", S2},
     {"other", "Linear", ROOT},
 };
+_Static_assert(sizeof MODULES / sizeof *MODULES == N_MODULES, "a row per module");
 
 typedef struct fixture {
     lp_tree tree;
@@ -85,22 +86,27 @@ static void forward(lp_collector *c, int32_t first) {
 
 /* A kernel placed in `module` (its chain of module frames from the root's child down), with the
  * allocations `inside` it makes (an extern kernel's output, id and bytes; 0 for none), then the
- * wrapper's charging for the next kernel's module. */
-static void kernel(lp_collector *c, int32_t module, int inside_id, int64_t inside, int32_t next) {
-    lp_ev_pkg_memory_to(c, module, module);
+ * wrapper's charging for the next kernel's module. As the shim runs it: the first `open` frames
+ * of its chain are open already (kept by the kernel before), and it leaves the first `keep` open
+ * for the next one (shim/aoti.cpp, frame_start and frame_end). */
+static void kernel_kept(lp_collector *c, int32_t module, int inside_id, int64_t inside,
+                        int32_t next, int open, int keep) {
+    int32_t chain[2];
     int depth = 0;
-    if (module == INNER) {
-        lp_ev_method_enter(c, S2, 1);
-        depth++;
-    }
-    if (module != ROOT) {
-        lp_ev_method_enter(c, module, 1);
-        depth++;
-    }
+    if (module == INNER) chain[depth++] = S2;
+    if (module != ROOT) chain[depth++] = module;
+    lp_ev_pkg_memory_to(c, module, module);
+    for (int i = open; i < depth; i++)
+        lp_ev_method_enter(c, chain[i], 1);
     if (inside) alloc(c, inside_id, inside);
-    while (depth--)
+    for (int i = depth; i > keep; i--)
         lp_ev_call_exit(c, 2);
     lp_ev_pkg_memory_to(c, next, module);
+}
+
+/* A kernel that shares no module frame with its neighbours. */
+static void kernel(lp_collector *c, int32_t module, int inside_id, int64_t inside, int32_t next) {
+    kernel_kept(c, module, inside_id, inside, next, 0, 0);
 }
 
 static void end_forward(lp_collector *c) {
@@ -135,13 +141,13 @@ static void end_forward(lp_collector *c) {
 static void stages_forward(lp_collector *c) {
     forward(c, S1);
     alloc(c, 0, 2048);
-    kernel(c, S1, 0, 0, S1);
+    kernel_kept(c, S1, 0, 0, S1, 0, 1); /* s1 stays open for its mm */
     alloc(c, 1, 4096);
-    kernel(c, S1, 0, 0, S2);
+    kernel_kept(c, S1, 0, 0, S2, 1, 0);
     release(c, 0, 2048);
-    kernel(c, S2, 0, 0, S2);
+    kernel_kept(c, S2, 0, 0, S2, 0, 1);
     alloc(c, 3, 1024);
-    kernel(c, S2, 0, 0, ROOT);
+    kernel_kept(c, S2, 0, 0, ROOT, 1, 0);
     release(c, 1, 4096);
     end_forward(c);
     release(c, 3, 1024); /* the output, freed by the caller after the forward */
