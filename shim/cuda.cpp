@@ -358,3 +358,16 @@ void lps_cuda_events_end(void *) noexcept {}
 #endif
 
 } // extern "C"
+
+namespace lps {
+
+int attach_device(const char *device, c10::Device *out) noexcept {
+    try {
+        *out = c10::Device(device && *device ? device : "cpu");
+    } catch (...) {
+        return lp_error_set(LP_ERR_INVALID, "unknown device '%s'", device);
+    }
+    return LP_OK;
+}
+
+} // namespace lps
