@@ -57,7 +57,7 @@ struct Pt2ShapesDeleter {
 struct Pt2 {
 #if TORCH_VERSION_MAJOR >= 2
     std::unique_ptr<torch::inductor::AOTIModelPackageLoader> loader;
-    // What runs the forwards: `loader`, or the program's own loader (attached, aoti_attach.cpp).
+    // What runs the forwards: `loader`, or the program's own loader (attached, aoti_backend.cpp).
     torch::inductor::AOTIModelPackageLoader *runner = nullptr;
 #endif
     std::vector<ReboundSlot> slots; // an attached package's rebound imports, put back at detach

@@ -105,7 +105,7 @@ struct DeviceScope {
     DeviceScope &operator=(const DeviceScope &) = delete;
 };
 
-// One timer per process, like the profiled model (hooks.cpp's g_active). The hot path touches
+// One timer per process, like the profiled model (profile.cpp's g_profiled). The hot path touches
 // only preallocated storage, on the thread that began it.
 constexpr size_t k_first_spans = 4096;
 constexpr size_t k_max_spans = 1u << 20;

@@ -5,11 +5,7 @@
 // early-out for ops the core does not want), then do a hash lookup or a pointer compare at most,
 // and call the sink. No allocation, no lock, no string.
 #include <ATen/record_function.h>
-#include <c10/core/Allocator.h>
-#include <c10/util/ThreadLocalDebugInfo.h>
 #include <torch/csrc/jit/runtime/interpreter.h>
-#include <torch/csrc/profiler/orchestration/observer.h>
-#include <torch/version.h>
 
 #include <algorithm>
 #include <atomic>
@@ -17,7 +13,6 @@
 #include <cstring>
 #include <string>
 #include <string_view>
-#include <type_traits>
 
 #include "base/clock.h"
 #include "torchscript.hpp"

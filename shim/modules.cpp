@@ -1,6 +1,7 @@
 // modules.cpp: a TorchScript model's modules as layerprof numbers them: named_modules() in
 // order, each with its parent, class, `self` object (what a frame or marker names) and the sizes
-// of its parameters and buffers.
+// of its parameters and buffers. parent_of is both backends': a package's map lists its modules
+// by path too (aoti.cpp).
 #include <unordered_set>
 
 #include "torchscript.hpp"

@@ -112,7 +112,7 @@ struct ModuleEntry {
     std::string path, class_name;
     int32_t parent;
     bool has_forward;       // false for containers (ModuleList, ModuleDict): never called
-    lps_module_size size{}; // its parameters and buffers (model.cpp: module_sizes)
+    lps_module_size size{}; // its parameters and buffers (modules.cpp, or a package's map)
 };
 
 struct Backend;
