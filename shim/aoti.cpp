@@ -38,6 +38,7 @@ bool is_pt2_path(const char *path) noexcept {
 
 namespace {
 
+using lps::Package;
 using lps::Pt2;
 
 #if TORCH_VERSION_MAJOR >= 2
@@ -47,7 +48,7 @@ constexpr const char k_map_format[] = "layerprof-pt2-map";
 constexpr int k_map_version = 2; // python/layerprof_export.py's MAP_VERSION
 
 // The active profiled package (one profiled model per process, as hooks.cpp's g_active).
-std::atomic<lps_model *> g_pt2{nullptr};
+std::atomic<Package *> g_pt2{nullptr};
 
 // Per thread, for the forward running on it: the next kernel's index in the map, how deep inside
 // a kernel the callbacks are (0: between kernels), how many module frames of the last kernel's
@@ -115,7 +116,7 @@ int32_t next_module(const Pt2 &p) {
 }
 
 // Closes the open module frames of the kernels' chains down to `keep` at `t`.
-void close_chain(lps_model *m, size_t keep, uint64_t t) noexcept {
+void close_chain(Package *m, size_t keep, uint64_t t) noexcept {
     for (; t_chain > keep; t_chain--)
         t_top_wanted = m->sink.call_exit(m->sink.ctx, t) != 0;
 }
@@ -124,7 +125,7 @@ void close_chain(lps_model *m, size_t keep, uint64_t t) noexcept {
 // the package's rebound imports (aoti_rebind.cpp), which see only the kernels. The module frames
 // a kernel shares with the one before it are open already (frame_end): consecutive kernels of a
 // module enter it once, and the wrapper's code between them is timed in it.
-void frame_start(lps_model *m, const char *name) noexcept {
+void frame_start(Package *m, const char *name) noexcept {
     if (t_depth == 0) {
         if (is_runner_frame(name)) return;
         t_depth = 1;
@@ -156,7 +157,7 @@ void frame_start(lps_model *m, const char *name) noexcept {
     t_wanted = m->sink.op_start(m->sink.ctx, name, 0, lp_now_ns()) != 0;
 }
 
-void frame_end(lps_model *m) noexcept {
+void frame_end(Package *m) noexcept {
     if (t_depth == 0) return; // the runner's frame
     uint64_t t = lp_now_ns();
     if (--t_depth > 0) {
@@ -182,13 +183,13 @@ void frame_end(lps_model *m) noexcept {
 std::atomic<bool> g_by_imports{false};
 
 std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction &fn) noexcept {
-    lps_model *m = g_pt2.load(std::memory_order_relaxed);
+    Package *m = g_pt2.load(std::memory_order_relaxed);
     if (m && t_driver == m) frame_start(m, fn.name());
     return nullptr;
 }
 
 void on_end(const at::RecordFunction &, at::ObserverContext *) noexcept {
-    lps_model *m = g_pt2.load(std::memory_order_relaxed);
+    Package *m = g_pt2.load(std::memory_order_relaxed);
     if (m && t_driver == m) frame_end(m); // not another thread's op
 }
 
@@ -213,7 +214,7 @@ const char *str_of(json_t *obj, const char *key) {
 // (lps_model_module_fused). Of several such kernels it names the one placed deepest, the most
 // specific (resnet18's first kernel, placed in the root, touches every convolution and batch
 // norm; a block's batch norm and ReLU went into the block's own kernel), the first of equals.
-void note_fused(lps_model *m, const std::string &path, const std::string &placed, size_t kernel,
+void note_fused(Package *m, const std::string &path, const std::string &placed, size_t kernel,
                 size_t depth) {
     auto it = m->path_to_module.find(path);
     if (path == placed || it == m->path_to_module.end()) return;
@@ -226,7 +227,7 @@ void note_fused(lps_model *m, const std::string &path, const std::string &placed
 }
 
 // Fills the modules, kernels and inputs from the map; a status with a message on a malformed one.
-int parse_map(lps_model *m, const std::string &text, const char *path) {
+int parse_map(Package *m, const std::string &text, const char *path) {
     json_error_t err;
     json_t *root = json_loadb(text.data(), text.size(), 0, &err);
     if (!root) {
@@ -369,21 +370,13 @@ std::vector<at::Tensor> package_args(lps_inputs *in) {
 
 namespace lps {
 
-void Pt2Deleter::operator()(Pt2 *p) const noexcept {
-    delete p;
-}
-
 #if TORCH_VERSION_MAJOR >= 2
 
-void pt2_profile_begin(lps_model *m);
-void pt2_profile_end(lps_model *m) noexcept;
 void pt2_import_start(const char *name) noexcept;
 void pt2_import_end() noexcept;
-const PackageProfiling k_package_profiling{pt2_profile_begin, pt2_profile_end};
 
-int pt2_load(lps_model *m, const char *path) {
+int pt2_load(Package *m, const char *path) {
     m->pt2.reset(new Pt2);
-    m->package_profiling = &k_package_profiling;
     Pt2 &p = *m->pt2;
     bool found = false;
     std::string text;
@@ -421,8 +414,7 @@ int pt2_load(lps_model *m, const char *path) {
     return LP_OK;
 }
 
-void pt2_enter(lps_model *m) noexcept {
-    begin_forward(m);
+void pt2_enter(Package *m) noexcept {
     t_next = 0;
     t_depth = 0;
     t_chain = 0; // t_module and t_placed are set by each kernel's start before they are read
@@ -437,13 +429,12 @@ void pt2_enter(lps_model *m) noexcept {
     t_driver = m;
 }
 
-void pt2_leave(lps_model *m, bool completed) noexcept {
+void pt2_leave(Package *m, bool completed) noexcept {
     t_driver = nullptr;
     uint64_t t1 = lp_now_ns();
     m->last_forward_ns = t1 - m->forward_t0;
     if (!completed || g_pt2.load(std::memory_order_relaxed) != m) return;
-    close_chain(m, 0,
-                t_gap); // kept for a kernel of the map that did not run: the gap is the root's
+    close_chain(m, 0, t_gap); // kept for a map's kernel that did not run: the gap is the root's
     Pt2 &p = *m->pt2;
     if (t_next != p.kernels.size() && p.has_map) p.unplaced++;
     if (m->sink.add_calls)
@@ -456,9 +447,8 @@ void pt2_leave(lps_model *m, bool completed) noexcept {
     t_wanted = m->sink.call_exit(m->sink.ctx, t1) != 0;
 }
 
-int pt2_attach(lps_model *m, void *loader, const char *path) {
+int pt2_attach(Package *m, void *loader, const char *path) {
     m->pt2.reset(new Pt2);
-    m->package_profiling = &k_package_profiling;
     Pt2 &p = *m->pt2;
     bool found = false;
     std::string text, library;
@@ -499,11 +489,11 @@ int pt2_attach(lps_model *m, void *loader, const char *path) {
     return LP_OK;
 }
 
-void pt2_detach(lps_model *m) noexcept {
+void pt2_detach(Package *m) noexcept {
     if (m->pt2) pt2_unbind(m->pt2->slots);
 }
 
-c10::IValue pt2_forward(lps_model *m, lps_inputs *in) {
+c10::IValue pt2_forward(Package *m, lps_inputs *in) {
     Pt2 &p = *m->pt2;
     std::vector<at::Tensor> args = package_args(in);
     if (p.has_map) {
@@ -528,13 +518,13 @@ c10::IValue pt2_forward(lps_model *m, lps_inputs *in) {
     return c10::IValue(list);
 }
 
-int pt2_check_inputs(lps_model *m, lps_inputs *in) {
+int pt2_check_inputs(Package *m, lps_inputs *in) {
     if (!m->pt2 || !m->pt2->has_map) return LP_OK;
     return check_inputs(*m->pt2, package_args(in));
 }
 
-void pt2_profile_begin(lps_model *m) {
-    lps_model *expected = nullptr;
+void pt2_profile_begin(Package *m) {
+    Package *expected = nullptr;
     if (!g_pt2.compare_exchange_strong(expected, m)) return;
     t_depth = 0;
     // The ATen ops inside extern kernels are wanted only as --events rows: without them the
@@ -550,77 +540,51 @@ void pt2_profile_begin(lps_model *m) {
     m->handles.push_back(at::addThreadLocalCallback(at::RecordFunctionCallback(on_start, on_end)));
 }
 
-void pt2_profile_end(lps_model *m) noexcept {
+void pt2_profile_end(Package *m) noexcept {
     // The hooks go before the package is released: a package profiled next, from another thread,
     // sets its own after taking g_pt2, and they stay.
     if (g_pt2.load() != m) return;
     pt2_imports_observe(nullptr, nullptr);
     g_by_imports.store(false, std::memory_order_relaxed);
-    lps_model *expected = m;
+    Package *expected = m;
     g_pt2.compare_exchange_strong(expected, nullptr);
 }
 
 void pt2_import_start(const char *name) noexcept {
-    lps_model *m = g_pt2.load(std::memory_order_relaxed);
+    Package *m = g_pt2.load(std::memory_order_relaxed);
     if (m && t_driver == m && g_by_imports.load(std::memory_order_relaxed)) frame_start(m, name);
 }
 
 void pt2_import_end() noexcept {
-    lps_model *m = g_pt2.load(std::memory_order_relaxed);
+    Package *m = g_pt2.load(std::memory_order_relaxed);
     if (m && t_driver == m && g_by_imports.load(std::memory_order_relaxed)) frame_end(m);
 }
 
 #else // libtorch 1.x: no AOTInductor
 
-int pt2_load(lps_model *, const char *path) {
+int pt2_load(Package *, const char *path) {
     return lp_error_set(LP_ERR_UNSUPPORTED,
                         "'%s' is an AOTInductor package: running it needs layerprof built with "
                         "libtorch 2.x (this one has libtorch %d.%d)",
                         path, TORCH_VERSION_MAJOR, TORCH_VERSION_MINOR);
 }
 
-c10::IValue pt2_forward(lps_model *, lps_inputs *) {
+c10::IValue pt2_forward(Package *, lps_inputs *) {
     throw std::runtime_error("AOTInductor packages need libtorch 2.x");
 }
 
-int pt2_check_inputs(lps_model *, lps_inputs *) {
+int pt2_check_inputs(Package *, lps_inputs *) {
     return LP_OK;
 }
-int pt2_attach(lps_model *, void *, const char *path) {
+int pt2_attach(Package *, void *, const char *path) {
     return pt2_load(nullptr, path);
 }
-void pt2_detach(lps_model *) noexcept {}
-void pt2_enter(lps_model *) noexcept {}
-void pt2_leave(lps_model *, bool) noexcept {}
+void pt2_detach(Package *) noexcept {}
+void pt2_enter(Package *) noexcept {}
+void pt2_leave(Package *, bool) noexcept {}
+void pt2_profile_begin(Package *) {}
+void pt2_profile_end(Package *) noexcept {}
 
 #endif
 
 } // namespace lps
-
-extern "C" int lps_model_module_fused(const lps_model *m, size_t index, const char **module,
-                                      const char **kernel, unsigned *more) noexcept {
-    if (!m || !module || !kernel || !more)
-        return lp_error_set(LP_ERR_INVALID, "lps_model_module_fused: NULL argument");
-    *module = *kernel = nullptr;
-    *more = 0;
-    if (!m->pt2 || index >= m->pt2->fused_into.size()) return LP_OK;
-    const lps::Pt2::FusedInto &f = m->pt2->fused_into[index];
-    if (f.kernel < 0) return LP_OK;
-    *module = f.module.c_str();
-    *kernel = m->pt2->kernels[static_cast<size_t>(f.kernel)].name.c_str();
-    *more = f.more;
-    return LP_OK;
-}
-
-extern "C" int lps_model_pt2_info(const lps_model *m, lps_pt2_info *out) noexcept {
-    if (!m || !out) return lp_error_set(LP_ERR_INVALID, "lps_model_pt2_info: NULL argument");
-    *out = lps_pt2_info{};
-    if (!m->pt2) return LP_OK;
-    out->is_pt2 = 1;
-    out->has_map = m->pt2->has_map;
-    out->kernels = m->pt2->kernels.size();
-    out->unplaced = m->pt2->unplaced;
-    out->calls_hooked = m->pt2->calls_hooked;
-    out->calls_without_nodes = m->pt2->calls_without_nodes;
-    return LP_OK;
-}

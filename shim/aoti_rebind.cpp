@@ -12,7 +12,7 @@
 // changes: libtorch and every other library keep their own slots, and libtorch builds the same
 // records, so another profiler still sees them. Where the slots cannot be found (another ELF
 // platform, a package without kernel profiling), nothing is changed and aoti.cpp uses its callback.
-#include "shim_internal.hpp"
+#include "aoti_pt2.hpp"
 
 #include <torch/version.h>
 

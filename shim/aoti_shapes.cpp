@@ -5,11 +5,12 @@
 // ones a session loading the package would record for the same inputs.
 #include "aoti_pt2.hpp"
 
-extern "C" int lps_model_pt2_shapes(lps_model *m, const lp_tensor_shape *inputs,
+extern "C" int lps_model_pt2_shapes(lps_model *model, const lp_tensor_shape *inputs,
                                     size_t n) noexcept {
-    if (!m || (!inputs && n) || n > LP_MAX_INPUTS)
+    if (!model || (!inputs && n) || n > LP_MAX_INPUTS)
         return lp_error_set(LP_ERR_INVALID, "lps_model_pt2_shapes: bad argument");
-    if (!m->pt2 || !m->pt2->has_map || !m->pt2->shapes) return LP_OK;
+    lps::Package *m = lps::package(model); // a TorchScript module's forwards check nothing here
+    if (!m || !m->pt2 || !m->pt2->has_map || !m->pt2->shapes) return LP_OK;
     lps::Pt2 &p = *m->pt2;
     p.shapes_next = false; // until these pass: a refused shape leaves the forward no figures
     lp_pt2_input desc[LP_MAX_INPUTS]; // on the stack: the check, once per forward, allocates none
@@ -27,6 +28,7 @@ extern "C" int lps_model_pt2_shapes(lps_model *m, const lp_tensor_shape *inputs,
     return rc;
 }
 
-extern "C" void lps_model_pt2_shapes_forget(lps_model *m) noexcept {
+extern "C" void lps_model_pt2_shapes_forget(lps_model *model) noexcept {
+    lps::Package *m = model ? lps::package(model) : nullptr;
     if (m && m->pt2) m->pt2->shapes_next = false;
 }

@@ -1,5 +1,6 @@
-// attach.cpp: profiling a torch::jit::Module the program holds (layerprof.hpp), instead of a file
-// the shim loads, and the forwards the program runs on it itself.
+// attach.cpp: the TorchScript backend's wrapping of a torch::jit::Module the program holds
+// (layerprof.hpp; torchscript.cpp's lps_model_attach makes the model), instead of a file the shim
+// loads, and the live forwards the program runs on it on several threads.
 //
 // The model shares the program's module object, so every module's `self` is the one the program's
 // forwards run on. What libtorch fixes at a function's first run (docs/libtorch.md) decides what
@@ -15,9 +16,11 @@
 #include <unordered_set>
 
 #include "base/clock.h"
-#include "shim_internal.hpp"
+#include "torchscript.hpp"
 
 namespace {
+
+using lps::TorchScript;
 
 // The forwards of the modules wrapped by an open model: two would insert and remove each other's
 // markers. Keyed by the compiled function, not the object: two module objects of one type (a
@@ -25,7 +28,7 @@ namespace {
 std::mutex g_attached_mu;
 std::unordered_set<const void *> g_attached;
 
-const void *key_of(lps_model *m) {
+const void *key_of(TorchScript *m) {
     return &m->module.get_method("forward").function();
 }
 
@@ -33,7 +36,7 @@ const void *key_of(lps_model *m) {
 // without an index is the CUDA device the module is on: a program's module.to(torch::kCUDA) puts
 // it on the current device (cuda:0 unless the program chose another), and it becomes that device
 // here, so that the session synchronises and makes inputs there.
-int check_device(lps_model *m, const char *device) {
+int check_device(TorchScript *m, const char *device) {
     std::string found;
     auto on_device = [&](const at::Tensor &t) {
         if (!t.defined()) return true;
@@ -57,7 +60,7 @@ wrong:
 }
 
 // Whether forward's compiled graph is one the model's mode can profile (see the top of the file).
-int check_not_compiled(lps_model *m) {
+int check_not_compiled(TorchScript *m) {
     auto &fn = torch::jit::toGraphFunction(m->module.get_method("forward").function());
     torch::jit::GraphOptimizerEnabledGuard optimize(m->optimize != 0);
     std::shared_ptr<torch::jit::Graph> compiled = fn.optimized_graph();
@@ -82,8 +85,11 @@ int check_not_compiled(lps_model *m) {
         "Attach the module before its first forward, or attach a fresh copy (torch::jit::load)");
 }
 
-// Undoes what attach() did to the program's module (lps_model::detach).
-void detach(lps_model *m) noexcept {
+} // namespace
+
+namespace lps {
+
+void detach_module(TorchScript *m) noexcept {
     try {
         if (m->markers) lps::remove_markers(m);
     } catch (...) { // out of memory: the graphs keep markers (and forward its split, which is
@@ -97,7 +103,7 @@ void detach(lps_model *m) noexcept {
     }
 }
 
-int attach(lps_model *m, const char *device) {
+int attach_module(TorchScript *m, const char *device) {
     int rc = check_device(m, device);
     if (rc) return rc;
     if (!m->module.find_method("forward"))
@@ -109,8 +115,7 @@ int attach(lps_model *m, const char *device) {
                                 "the module (or a copy sharing its compiled forward) is already "
                                 "attached to another open session: close that session first");
     }
-    m->attached = true; // from here on, lps_model_free undoes what follows
-    m->detach = detach;
+    m->attached = true; // from here on, freeing the model undoes what follows (detach_module)
     lps::index_modules(m);
     if (m->markers) {
         m->marker_sites = lps::insert_markers(m);
@@ -119,105 +124,25 @@ int attach(lps_model *m, const char *device) {
     return check_not_compiled(m);
 }
 
-} // namespace
-
-namespace lps {
-
-int attached_model(const char *torch_build, const char *what, const char *device,
-                   std::unique_ptr<lps_model> *out) {
-    if (std::strcmp(torch_build, lps_torch_build()) != 0)
-        return lp_error_set(LP_ERR_UNSUPPORTED,
-                            "the program was built against libtorch %s, layerprof against %s: %s "
-                            "can only be attached by a program built against the same libtorch "
-                            "(version and C++ ABI)",
-                            torch_build, lps_torch_build(), what);
-    auto m = std::make_unique<lps_model>();
-    try {
-        m->device = c10::Device(device && *device ? device : "cpu");
-    } catch (...) {
-        return lp_error_set(LP_ERR_INVALID, "unknown device '%s'", device);
-    }
-    *out = std::move(m);
-    return LP_OK;
-}
-
 } // namespace lps
 
 extern "C" {
 
-int lps_model_attach(void *module, const char *torch_build, const char *device, int exec,
-                     lps_model **out) noexcept {
-    if (!module || !torch_build || !out)
-        return lp_error_set(LP_ERR_INVALID, "lps_model_attach: NULL argument");
-    *out = nullptr;
-    return lps::guard([&]() -> int {
-        std::unique_ptr<lps_model> m;
-        if (int rc = lps::attached_model(torch_build, "a module", device, &m)) return rc;
-        lps::set_exec(m.get(), exec);
-        m->module = *static_cast<torch::jit::Module *>(module); // a handle: the same object
-        int rc;
-        try {
-            rc = attach(m.get(), device);
-        } catch (...) { // what attach did so far is undone (lps_model_free calls detach)
-            lps_model_free(m.release());
-            throw;
-        }
-        if (rc) {
-            lps_model_free(m.release());
-            return rc;
-        }
-        *out = m.release();
-        return LP_OK;
-    });
-}
-
-int lps_forward_enter(lps_model *m) noexcept {
-    if (!m) return lp_error_set(LP_ERR_INVALID, "lps_forward_enter: NULL model");
-    if (m->in_forward)
-        return lp_error_set(LP_ERR_STATE, "a forward is already open on this session: end it "
-                                          "first (lp_session_forward_end)");
-    if (m->held_loader) { // an attached package: nothing of TorchScript's to set
-        m->in_forward = true;
-        lps::pt2_enter(m);
-        return LP_OK;
-    }
-    m->saved_optimize = torch::jit::getGraphExecutorOptimize();
-    lps::set_optimize(m->optimize != 0);
-    lps::begin_forward(m);
-    m->in_forward = true;
-    m->forward_t0 = lp_now_ns();
-    lps::markers_root(m, true, m->forward_t0);
-    return LP_OK;
-}
-
-int lps_forward_leave(lps_model *m, int completed) noexcept {
-    uint64_t t1 = lp_now_ns();
-    if (!m) return lp_error_set(LP_ERR_INVALID, "lps_forward_leave: NULL model");
-    if (!m->in_forward)
-        return lp_error_set(LP_ERR_STATE, "no forward is open on this session "
-                                          "(lp_session_forward_begin was not called)");
-    m->in_forward = false;
-    if (m->held_loader) {
-        lps::pt2_leave(m, completed != 0);
-        return lps_device_synchronize(m);
-    }
-    m->last_forward_ns = t1 - m->forward_t0;
-    if (completed) lps::markers_root(m, false, t1);
-    lps::set_optimize(m->saved_optimize);
-    return lps_device_synchronize(m);
-}
-
 // Live forwards (lp_shim.h). Only the thread's own state changes: t_live and its optimizer
 // setting; the model's fields are read, and live_sink is written once before any live forward.
-int lps_live_prepare(lps_model *m, const lp_event_sink *sink) noexcept {
-    if (!m || !sink) return lp_error_set(LP_ERR_INVALID, "lps_live_prepare: NULL argument");
-    if (!m->markers) return lp_error_set(LP_ERR_UNSUPPORTED, "live forwards need the markers mode");
+int lps_live_prepare(lps_model *model, const lp_event_sink *sink) noexcept {
+    if (!model || !sink) return lp_error_set(LP_ERR_INVALID, "lps_live_prepare: NULL argument");
+    TorchScript *m = lps::torchscript(model); // a package has no markers
+    if (!m || !m->markers)
+        return lp_error_set(LP_ERR_UNSUPPORTED, "live forwards need the markers mode");
     m->live_sink = *sink;
     return LP_OK;
 }
 
-int lps_live_enter(lps_model *m, int record, lps_live_forward *f) noexcept {
-    if (!m || !f) return lp_error_set(LP_ERR_INVALID, "lps_live_enter: NULL argument");
+int lps_live_enter(lps_model *model, int record, lps_live_forward *f) noexcept {
+    if (!model || !f) return lp_error_set(LP_ERR_INVALID, "lps_live_enter: NULL argument");
+    TorchScript *m = lps::torchscript(model);
+    if (!m) return lp_error_set(LP_ERR_UNSUPPORTED, "live forwards need the markers mode");
     if (lps::t_live)
         return lp_error_set(LP_ERR_STATE, "a recorded forward is already open on this thread: "
                                           "end it first (lp_session_forward_end)");
@@ -235,11 +160,13 @@ int lps_live_enter(lps_model *m, int record, lps_live_forward *f) noexcept {
     });
 }
 
-int lps_live_leave(lps_model *m, lps_live_forward *f, int completed,
+int lps_live_leave(lps_model *model, lps_live_forward *f, int completed,
                    uint64_t *forward_ns) noexcept {
     uint64_t t1 = f && f->recording ? lp_now_ns() : 0;
     if (forward_ns) *forward_ns = 0;
-    if (!m || !f) return lp_error_set(LP_ERR_INVALID, "lps_live_leave: NULL argument");
+    if (!model || !f) return lp_error_set(LP_ERR_INVALID, "lps_live_leave: NULL argument");
+    TorchScript *m = lps::torchscript(model);
+    if (!m) return lp_error_set(LP_ERR_UNSUPPORTED, "live forwards need the markers mode");
     if (f->recording) {
         if (completed) m->live_sink.call_exit(m->live_sink.ctx, t1);
         lps::t_live = nullptr;

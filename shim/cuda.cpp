@@ -105,7 +105,7 @@ struct DeviceScope {
     DeviceScope &operator=(const DeviceScope &) = delete;
 };
 
-// One timer per process, like the profiled model (hooks.cpp's g_active). The hot path touches
+// One timer per process, like the profiled model (profile.cpp's g_profiled). The hot path touches
 // only preallocated storage, on the thread that began it.
 constexpr size_t k_first_spans = 4096;
 constexpr size_t k_max_spans = 1u << 20;
@@ -358,3 +358,16 @@ void lps_cuda_events_end(void *) noexcept {}
 #endif
 
 } // extern "C"
+
+namespace lps {
+
+int attach_device(const char *device, c10::Device *out) noexcept {
+    try {
+        *out = c10::Device(device && *device ? device : "cpu");
+    } catch (...) {
+        return lp_error_set(LP_ERR_INVALID, "unknown device '%s'", device);
+    }
+    return LP_OK;
+}
+
+} // namespace lps

@@ -1,14 +1,11 @@
-// hooks.cpp: RecordFunction callbacks and the memory reporter, forwarding plain events to the core.
+// hooks.cpp: the TorchScript backend's RecordFunction callbacks (module frames, ops, FLOPs),
+// forwarding plain events to the core; profile.cpp installs the memory reporter, which is common.
 //
 // Hot path rules: the callbacks below run for every op. They take a timestamp first (after the
 // early-out for ops the core does not want), then do a hash lookup or a pointer compare at most,
 // and call the sink. No allocation, no lock, no string.
 #include <ATen/record_function.h>
-#include <c10/core/Allocator.h>
-#include <c10/util/ThreadLocalDebugInfo.h>
 #include <torch/csrc/jit/runtime/interpreter.h>
-#include <torch/csrc/profiler/orchestration/observer.h>
-#include <torch/version.h>
 
 #include <algorithm>
 #include <atomic>
@@ -16,15 +13,14 @@
 #include <cstring>
 #include <string>
 #include <string_view>
-#include <type_traits>
 
 #include "base/clock.h"
-#include "shim_internal.hpp"
+#include "torchscript.hpp"
 
 namespace lps {
 // RecordFunction callbacks and marker instructions are plain functions, so the active model is a
 // global. One profiled model at a time per process: lps_profile_begin refuses a second one.
-std::atomic<lps_model *> g_active{nullptr};
+std::atomic<TorchScript *> g_active{nullptr};
 // Ops the core does not want (the innermost call is not measured: an unselected module, or ops
 // not kept) are not delivered: the core's last answer on this thread. A stale answer from an
 // earlier session is harmless: a thread's first call event replaces it, and until then the core
@@ -36,6 +32,7 @@ namespace {
 
 using lps::g_active;
 using lps::t_ops_wanted;
+using lps::TorchScript;
 
 // How many ops are open that were not delivered (the core did not want them: t_ops_wanted), so
 // that their ends (ops nest on a thread) are skipped too.
@@ -48,7 +45,7 @@ inline bool is_fork_frame(const at::RecordFunction &fn) {
 }
 
 // The module whose `self` the frame runs on (inputs()[0]: docs/libtorch.md), or -1.
-int32_t frame_module(const lps_model *m, const at::RecordFunction &fn) noexcept {
+int32_t frame_module(const TorchScript *m, const at::RecordFunction &fn) noexcept {
     try {
         auto inputs = fn.inputs();
         if (!inputs.empty() && inputs[0].isObject()) {
@@ -63,7 +60,7 @@ int32_t frame_module(const lps_model *m, const at::RecordFunction &fn) noexcept 
 // from the sink, through C frames). What they call either cannot throw or is caught above.
 std::unique_ptr<at::ObserverContext> on_frame_start(const at::RecordFunction &fn) noexcept {
     uint64_t t = lp_now_ns();
-    lps_model *m = g_active.load(std::memory_order_relaxed);
+    TorchScript *m = g_active.load(std::memory_order_relaxed);
     if (!m) return nullptr;
     int32_t module = frame_module(m, fn);
     // A forked closure's frame runs on the module it forked (its `self`): that frame is the call,
@@ -78,7 +75,7 @@ std::unique_ptr<at::ObserverContext> on_frame_start(const at::RecordFunction &fn
 
 void on_frame_end(const at::RecordFunction &, at::ObserverContext *) noexcept {
     uint64_t t = lp_now_ns();
-    lps_model *m = g_active.load(std::memory_order_relaxed);
+    TorchScript *m = g_active.load(std::memory_order_relaxed);
     if (m) t_ops_wanted = m->sink.call_exit(m->sink.ctx, t) != 0;
 }
 
@@ -138,7 +135,7 @@ std::unique_ptr<at::ObserverContext> on_op_start(const at::RecordFunction &fn) n
         t_skip_depth++;
         return nullptr;
     }
-    lps_model *m = g_active.load(std::memory_order_relaxed);
+    TorchScript *m = g_active.load(std::memory_order_relaxed);
     if (!m) return nullptr;
     if (!t_ops_wanted) {
         t_skip_depth = 1;
@@ -159,137 +156,60 @@ void on_op_end(const at::RecordFunction &, at::ObserverContext *) noexcept {
         return;
     }
     uint64_t t = lp_now_ns();
-    lps_model *m = g_active.load(std::memory_order_relaxed);
+    TorchScript *m = g_active.load(std::memory_order_relaxed);
     if (m) m->sink.op_end(m->sink.ctx, t);
 }
 
 std::unique_ptr<at::ObserverContext> on_flops_start(const at::RecordFunction &fn) noexcept {
-    lps_model *m = g_active.load(std::memory_order_relaxed);
+    TorchScript *m = g_active.load(std::memory_order_relaxed);
     if (m) lps::flops_op_start(m, fn);
     return nullptr;
 }
 
 void on_flops_end(const at::RecordFunction &, at::ObserverContext *) noexcept {
-    lps_model *m = g_active.load(std::memory_order_relaxed);
+    TorchScript *m = g_active.load(std::memory_order_relaxed);
     if (m) lps::flops_op_end(m);
-}
-
-// The CPU (and CUDA caching) allocators report every allocation (+size) and free (-size) to the
-// PROFILER_STATE debug info of the thread doing it.
-struct MemoryReporter : c10::MemoryReportingInfoBase {
-    lps_model *m;
-    explicit MemoryReporter(lps_model *model) : m(model) {}
-    void report(void *ptr, int64_t size, c10::Device device) noexcept {
-        uint64_t t = lp_now_ns();
-        int dev = device.is_cuda() ? LPS_DEV_CUDA : LPS_DEV_CPU;
-        m->sink.memory(m->sink.ctx, ptr, size, dev, t);
-    }
-    // libtorch 1.13 declares the totals int64_t, 2.x size_t: declare both, without `override`.
-    void reportMemoryUsage(void *ptr, int64_t size, int64_t, int64_t, c10::Device device) noexcept {
-        report(ptr, size, device);
-    }
-    void reportMemoryUsage(void *ptr, int64_t size, size_t, size_t, c10::Device device) noexcept {
-        report(ptr, size, device);
-    }
-    bool memoryProfilingEnabled() const override {
-        return true;
-    }
-};
-
-// The global profiler state is read through get(/*global=*/true) up to libtorch 2.11 and through
-// getGlobal() in later 2.x (2.15 has no get(bool)). Which one a release has is detected, not
-// guessed from its version number: a version test once broke the build against 2.11.
-template <typename State, typename = void> struct has_get_global : std::false_type {};
-template <typename State>
-struct has_get_global<State, std::void_t<decltype(State::getGlobal())>> : std::true_type {};
-
-template <typename State> bool global_profiler_active() {
-    if constexpr (has_get_global<State>::value)
-        return State::getGlobal() != nullptr;
-    else
-        return State::get(/*global=*/true) != nullptr;
-}
-
-bool another_profiler_active() {
-    if (c10::ThreadLocalDebugInfo::get(c10::DebugInfoKind::PROFILER_STATE)) return true;
-    return global_profiler_active<torch::profiler::impl::ProfilerStateBase>();
 }
 
 } // namespace
 
 namespace lps {
 
-void begin_forward(lps_model *) noexcept {
+void begin_forward(TorchScript *) noexcept {
     t_skip_depth = 0; // a forward that threw may have left skipped ops open
     flops_reset();
+}
+
+void ts_profile_begin(TorchScript *m) {
+    t_ops_wanted = false;
+    t_skip_depth = 0;
+    flops_reset();
+    g_active.store(m); // profile.cpp's lps_profile_begin made it the one profiled model
+    unsigned hooks = m->hooks;
+    if (hooks & LPS_HOOK_MODULES)
+        m->handles.push_back(
+            at::addThreadLocalCallback(at::RecordFunctionCallback(on_frame_start, on_frame_end)
+                                           .needsInputs(true)
+                                           .scopes({at::RecordScope::TORCHSCRIPT_FUNCTION})));
+    if (hooks & LPS_HOOK_OPS)
+        m->handles.push_back(
+            at::addThreadLocalCallback(at::RecordFunctionCallback(on_op_start, on_op_end)
+                                           .needsInputs((hooks & LPS_HOOK_SHAPES) != 0)
+                                           .scopes({at::RecordScope::FUNCTION})));
+    if ((hooks & LPS_HOOK_FLOPS) && m->sink.flops)
+        m->handles.push_back(
+            at::addThreadLocalCallback(at::RecordFunctionCallback(on_flops_start, on_flops_end)
+                                           .needsInputs(true)
+                                           .scopes({at::RecordScope::FUNCTION})));
+}
+
+void ts_profile_end(TorchScript *m) noexcept {
+    TorchScript *expected = m; // the callbacks are removed already (profile.cpp)
+    g_active.compare_exchange_strong(expected, nullptr);
 }
 } // namespace lps
 
 extern "C" {
-
-int lps_profile_begin(lps_model *m, const lp_event_sink *sink, unsigned hooks) noexcept {
-    if (!m || !sink) return lp_error_set(LP_ERR_INVALID, "lps_profile_begin: NULL argument");
-    return lps::guard([&]() -> int {
-        if (another_profiler_active())
-            return lp_error_set(LP_ERR_BUSY,
-                                "another profiler (torch.profiler or the autograd profiler) is "
-                                "active in this process; stop it before profiling with layerprof");
-        lps_model *expected = nullptr;
-        if (!g_active.compare_exchange_strong(expected, m))
-            return lp_error_set(LP_ERR_BUSY,
-                                "another layerprof session is profiling in this process");
-        m->sink = *sink;
-        m->hooks = hooks;
-        t_ops_wanted = false;
-        t_skip_depth = 0;
-        lps::flops_reset();
-        try {
-            if (m->package_profiling) { // a package: its kernels are the events (aoti.cpp)
-                m->package_profiling->begin(m);
-                hooks &= LPS_HOOK_MEMORY;
-            }
-            if (hooks & LPS_HOOK_MODULES)
-                m->handles.push_back(at::addThreadLocalCallback(
-                    at::RecordFunctionCallback(on_frame_start, on_frame_end)
-                        .needsInputs(true)
-                        .scopes({at::RecordScope::TORCHSCRIPT_FUNCTION})));
-            if (hooks & LPS_HOOK_OPS)
-                m->handles.push_back(
-                    at::addThreadLocalCallback(at::RecordFunctionCallback(on_op_start, on_op_end)
-                                                   .needsInputs((hooks & LPS_HOOK_SHAPES) != 0)
-                                                   .scopes({at::RecordScope::FUNCTION})));
-            if ((hooks & LPS_HOOK_FLOPS) && sink->flops)
-                m->handles.push_back(at::addThreadLocalCallback(
-                    at::RecordFunctionCallback(on_flops_start, on_flops_end)
-                        .needsInputs(true)
-                        .scopes({at::RecordScope::FUNCTION})));
-            if (hooks & LPS_HOOK_MEMORY) {
-                m->reporter = std::make_shared<MemoryReporter>(m);
-                m->reporter_guard = std::make_unique<c10::DebugInfoGuard>(
-                    c10::DebugInfoKind::PROFILER_STATE, m->reporter);
-            }
-        } catch (...) {
-            lps_profile_end(m);
-            throw;
-        }
-        return LP_OK;
-    });
-}
-
-void lps_profile_end(lps_model *m) noexcept {
-    if (!m) return;
-    try {
-        for (auto h : m->handles)
-            at::removeCallback(h);
-        m->handles.clear();
-        m->reporter_guard.reset();
-        m->reporter.reset();
-    } catch (...) {
-    }
-    if (m->package_profiling) m->package_profiling->end(m);
-    lps_model *expected = m;
-    g_active.compare_exchange_strong(expected, nullptr);
-}
 
 int lps_op_input_shapes(char *buf, size_t size) noexcept {
     const at::RecordFunction *fn = t_current_op;

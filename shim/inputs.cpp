@@ -298,12 +298,8 @@ int lps_inputs_create(lps_model *m, const lp_input_spec *specs, size_t n, uint64
     return lps::guard([&]() -> int {
         auto in = std::make_unique<lps_inputs>();
         at::Generator gen = at::detail::createCPUGenerator(seed);
-        // The forward's declared argument types (after self), to type containers by.
-        std::vector<c10::TypePtr> declared;
-        if (!m->pt2) // a package's inputs are tensors, in the order it was exported with
-            if (auto forward = m->module.find_method("forward"))
-                for (const auto &arg : forward->function().getSchema().arguments())
-                    declared.push_back(arg.type());
+        // The forward's declared argument types (self first), to type containers by.
+        std::vector<c10::TypePtr> declared = m->backend->declared_inputs(m);
         in->tensors.resize(n);
         Builder b{specs, n, 0, gen, m->device, in->tensors};
         while (b.pos < n) {
@@ -318,7 +314,7 @@ int lps_inputs_create(lps_model *m, const lp_input_spec *specs, size_t n, uint64
             if (rc) return rc;
             in->values.push_back(std::move(v));
         }
-        if (int rc = lps::pt2_check_inputs(m, in.get())) return rc;
+        if (int rc = m->backend->check_inputs(m, in.get())) return rc;
         *out = in.release();
         return LP_OK;
     });

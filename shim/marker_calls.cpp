@@ -8,24 +8,24 @@
 #include <atomic>
 
 #include "base/clock.h"
-#include "shim_internal.hpp"
+#include "torchscript.hpp"
 
 namespace lps {
 
 // The markers run in every forward of a marked model, profiled or not: the check comes before
 // the clock read, so an unprofiled forward pays a load and a compare per marker.
-thread_local lps_model *t_live = nullptr;
+thread_local TorchScript *t_live = nullptr;
 
 // Where the markers the calling thread runs deliver: its live recorded forward's sink, else the
 // profiled model's (markers hooks on), else nowhere. `m` receives the model.
-static inline const lp_event_sink *marker_sink(lps_model **m) noexcept {
+static inline const lp_event_sink *marker_sink(TorchScript **m) noexcept {
     if ((*m = t_live)) return &(*m)->live_sink;
     *m = g_active.load(std::memory_order_relaxed);
     return *m && ((*m)->hooks & LPS_HOOK_MARKERS) ? &(*m)->sink : nullptr;
 }
 
 bool marker_recording(uint64_t tag) noexcept {
-    lps_model *m;
+    TorchScript *m;
     return marker_sink(&m) && m->marker_tag == tag;
 }
 
@@ -36,7 +36,7 @@ static inline void deliver_enter(const lp_event_sink *sink, int32_t module, bool
 }
 
 void marker_enter(const c10::IValue &self, bool call) noexcept {
-    lps_model *m;
+    TorchScript *m;
     const lp_event_sink *sink = marker_sink(&m);
     if (!sink) return;
     uint64_t t = lp_now_ns();
@@ -48,7 +48,7 @@ void marker_enter(const c10::IValue &self, bool call) noexcept {
 }
 
 void marker_enter_site(uint64_t tag, uint32_t site, bool call) noexcept {
-    lps_model *m;
+    TorchScript *m;
     const lp_event_sink *sink = marker_sink(&m);
     if (!sink || m->marker_tag != tag) return;
     uint64_t t = lp_now_ns();
@@ -64,13 +64,13 @@ static inline void deliver_exit(const lp_event_sink *sink) noexcept {
 }
 
 void marker_exit() noexcept {
-    lps_model *m;
+    TorchScript *m;
     const lp_event_sink *sink = marker_sink(&m);
     if (sink) deliver_exit(sink);
 }
 
 void marker_leave(uint64_t tag) noexcept {
-    lps_model *m;
+    TorchScript *m;
     const lp_event_sink *sink = marker_sink(&m);
     if (sink && m->marker_tag == tag) deliver_exit(sink);
 }
@@ -92,7 +92,7 @@ static const at::Tensor *first_tensor(const c10::IValue &v) {
     return nullptr;
 }
 
-static void report_shape(lps_model *m, const c10::IValue &out) noexcept {
+static void report_shape(TorchScript *m, const c10::IValue &out) noexcept {
     if (!m->sink.out_shape) return;
     try {
         if (const at::Tensor *t = first_tensor(out)) {
@@ -104,14 +104,14 @@ static void report_shape(lps_model *m, const c10::IValue &out) noexcept {
 }
 
 void marker_exit_out(const c10::IValue &out) noexcept {
-    lps_model *m;
+    TorchScript *m;
     const lp_event_sink *sink = marker_sink(&m);
     if (!sink) return;
     if (sink == &m->sink) report_shape(m, out); // live forwards record no output shape
     marker_exit();
 }
 
-void markers_root(lps_model *m, bool enter, uint64_t t, const c10::IValue *out) noexcept {
+void markers_root(TorchScript *m, bool enter, uint64_t t, const c10::IValue *out) noexcept {
     if (!m->markers || g_active.load(std::memory_order_relaxed) != m ||
         !(m->hooks & LPS_HOOK_MARKERS))
         return;

@@ -49,9 +49,11 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "shim_internal.hpp"
+#include "torchscript.hpp"
 
 namespace {
+
+using lps::TorchScript;
 
 const c10::Symbol k_enter = c10::Symbol::fromQualString("layerprof::enter");
 const c10::Symbol k_method = c10::Symbol::fromQualString("layerprof::method");
@@ -156,7 +158,7 @@ std::vector<std::string> static_path(const torch::jit::Value *target,
 
 // What marking one graph gives insert_markers: its site markers' numbers and paths.
 struct Marking {
-    lps_model *m;
+    TorchScript *m;
     bool outputs; // exits take the call's output: object markers everywhere
     std::vector<std::pair<uint32_t, std::vector<std::string>>> sites;
 };
@@ -213,7 +215,7 @@ size_t mark_block(torch::jit::Block *b, const torch::jit::Value *self, Marking &
 }
 
 // The module `path` names from `caller`, or -1 (an attribute that is not a listed module).
-int32_t resolve_site(const lps_model *m, const torch::jit::Module &caller,
+int32_t resolve_site(const TorchScript *m, const torch::jit::Module &caller,
                      const std::vector<std::string> &path) {
     c10::intrusive_ptr<c10::ivalue::Object> obj = caller._ivalue();
     for (const std::string &name : path) {
@@ -331,12 +333,12 @@ void replace_body(torch::jit::Graph &g, torch::jit::Graph &body) {
     swap_body(g, [&] { return torch::jit::insertGraph(g, body, g.inputs()); });
 }
 
-torch::jit::Function &forward_function(lps_model *m) {
+torch::jit::Function &forward_function(TorchScript *m) {
     return m->module.get_method("forward").function();
 }
 
 // Each compiled method of `m`'s modules once: modules of one type share their methods' graphs.
-template <typename F> void for_each_method_graph(lps_model *m, F &&visit) {
+template <typename F> void for_each_method_graph(TorchScript *m, F &&visit) {
     std::unordered_set<const torch::jit::Function *> done;
     for (const auto &item : m->module.named_modules()) {
         for (const auto &method : item.value.get_methods()) {
@@ -358,7 +360,7 @@ size_t count_submodule_calls(torch::jit::Graph &g) {
     return count_calls(g.block(), g.inputs()[0]);
 }
 
-void remove_markers(lps_model *m) {
+void remove_markers(TorchScript *m) {
     if (m->unsplit_root) { // the root's forward as it was before split_unsampled
         replace_body(*torch::jit::toGraphFunction(forward_function(m)).graph(), *m->unsplit_root);
         m->unsplit_root.reset();
@@ -366,7 +368,7 @@ void remove_markers(lps_model *m) {
     for_each_method_graph(m, [](torch::jit::Graph &g) { unmark_block(g.block()); });
 }
 
-void split_unsampled(lps_model *m) {
+void split_unsampled(TorchScript *m) {
     if (m->marker_sites == 0) return; // no marker anywhere: nothing to leave out
     torch::jit::Graph &g = *torch::jit::toGraphFunction(forward_function(m)).graph();
     std::shared_ptr<torch::jit::Graph> marked = g.copy();
@@ -398,7 +400,7 @@ void split_unsampled(lps_model *m) {
     m->unsplit_root = marked;
 }
 
-size_t insert_markers(lps_model *m) {
+size_t insert_markers(TorchScript *m) {
     // The tag is the root module object: a module attached again after a session (its executor
     // still runs the markers compiled the first time) gets the same tag and, marked in the same
     // order, the same site numbers; two models alive at once never share one.
@@ -438,10 +440,12 @@ size_t insert_markers(lps_model *m) {
 
 extern "C" {
 
-int lps_markers_census(lps_model *m, lps_inputs *in, lps_marker_census *out) noexcept {
-    if (!m || !in || !out) return lp_error_set(LP_ERR_INVALID, "lps_markers_census: NULL argument");
-    *out = lps_marker_census{m->marker_sites, 0, 0, 0, 0, 0, 0};
-    if (m->pt2 || !m->optimize) return LP_OK;
+int lps_markers_census(lps_model *model, lps_inputs *in, lps_marker_census *out) noexcept {
+    if (!model || !in || !out)
+        return lp_error_set(LP_ERR_INVALID, "lps_markers_census: NULL argument");
+    TorchScript *m = lps::torchscript(model); // a package's graph is compiled: nothing to count
+    *out = lps_marker_census{m ? m->marker_sites : 0, 0, 0, 0, 0, 0, 0};
+    if (!m || !m->optimize) return LP_OK;
     return lps::guard([&]() -> int {
         auto &fn = torch::jit::toGraphFunction(m->module.get_method("forward").function());
         // What the optimizer made of forward for these inputs (the plan the executor runs; it

@@ -1,9 +1,10 @@
 // modules.cpp: a TorchScript model's modules as layerprof numbers them: named_modules() in
 // order, each with its parent, class, `self` object (what a frame or marker names) and the sizes
-// of its parameters and buffers.
+// of its parameters and buffers. parent_of is both backends': a package's map lists its modules
+// by path too (aoti.cpp).
 #include <unordered_set>
 
-#include "shim_internal.hpp"
+#include "torchscript.hpp"
 
 // Lists named_modules() in order, records each module object's address (the `self` a frame
 // runs on) and each path, so events map to module indices without building strings.
@@ -11,7 +12,7 @@
 // module that holds it and to each of its ancestors, once per module however often it is reached
 // (a set of TensorImpl per module), so shared tensors count once in a total. `all` is the
 // named_modules() listing that m->modules was built from.
-static void module_sizes(lps_model *m, const torch::jit::named_module_list &all) {
+static void module_sizes(lps::TorchScript *m, const torch::jit::named_module_list &all) {
     size_t n = m->modules.size();
     std::vector<std::unordered_set<const void *>> seen(n), seen_self(n);
     size_t i = 0;
@@ -56,7 +57,7 @@ static bool has_forward(const torch::jit::Module &module) {
     return false;
 }
 
-void lps::index_modules(lps_model *m) {
+void lps::index_modules(lps::TorchScript *m) {
     auto all = m->module.named_modules();
     m->self_to_module.reserve(all.size());
     for (const auto &item : all) {

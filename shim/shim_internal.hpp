@@ -112,56 +112,36 @@ struct ModuleEntry {
     std::string path, class_name;
     int32_t parent;
     bool has_forward;       // false for containers (ModuleList, ModuleDict): never called
-    lps_module_size size{}; // its parameters and buffers (model.cpp: module_sizes)
+    lps_module_size size{}; // its parameters and buffers (modules.cpp, or a package's map)
 };
 
-// An AOTInductor package's loader and module map (aoti.cpp).
-struct Pt2;
-struct Pt2Deleter {
-    void operator()(Pt2 *p) const noexcept;
-};
+struct Backend;
 
 } // namespace lps
 
-namespace lps {
-// A package's side of lps_profile_begin/_end (aoti.cpp sets it with the package): its kernels
-// are the events. hooks.cpp calls it through the model, so that no file of the TorchScript side
-// names a function of the package's: the shim's files call one way (tests/arch/check_rings.py).
-struct PackageProfiling {
-    void (*begin)(lps_model *m);
-    void (*end)(lps_model *m) noexcept;
-};
-} // namespace lps
-
+// What every model has, whichever backend runs it: what the common entry points (model.cpp,
+// inputs.cpp, profile.cpp) and the core read. A backend's own state is in the type it derives
+// (torchscript.hpp's lps::TorchScript, aoti_pt2.hpp's lps::Package), which only that backend's
+// files name; its table's `free` deletes it, so nothing else deletes an lps_model.
 struct lps_model {
-    torch::jit::Module module;
+    const lps::Backend *backend; // what runs it (set by the backend that made it)
     c10::Device device{c10::kCPU};
-    int optimize = 0;          // the graph executor's optimizer is on (plain and markers)
-    bool markers = false;      // LPS_EXEC_MARKERS: call sites carry enter/exit markers
-    bool mark_outputs = false; // LPS_EXEC_OUTPUTS: the exit markers take the call's output
-    size_t marker_sites = 0;   // marker pairs inserted at load
+    // The out_shape column asked for, and the backend can say it (TorchScript's markers with
+    // LPS_EXEC_OUTPUTS, a package's map): both backends deliver output shapes to the sink.
+    bool mark_outputs = false;
+    // Both backends list modules: TorchScript from the module's tree, a package from its map.
     std::vector<lps::ModuleEntry> modules;
-    lps::ModuleIndex self_to_module;     // ivalue::Object* -> index
-    lps::SiteIndex site_callee;          // site markers: (caller, site) -> callee (markers.cpp)
-    std::vector<std::string> site_types; // site markers: the callee's type, by site (census)
-    uint64_t marker_tag = 0; // site markers carry it: whose sites they are (markers.cpp)
-    // An attached module's root forward graph before split_unsampled (markers.cpp), put back
-    // when it is detached; null when not split.
-    std::shared_ptr<torch::jit::Graph> unsplit_root;
     std::unordered_map<std::string, int32_t> path_to_module; // at load: each module's parent
     std::string default_inputs;
     bool has_default_inputs = false;
-    bool attached = false; // the program's module (lps_model_attach), not a file's
-    // Undoes what attaching did (attach.cpp for a module, aoti_attach.cpp for a package's
-    // loader); lps_model_free calls it, through the model, naming neither file.
-    void (*detach)(lps_model *m) noexcept = nullptr;
-    bool in_forward = false;    // between lps_forward_enter and lps_forward_leave
-    bool saved_optimize = true; // the thread's optimizer setting before lps_forward_enter
-    uint64_t forward_t0 = 0;    // lps_forward_enter's clock, or run_forward's
+    bool attached = false;   // the program's module or loader (lps_model_attach*), not a file's
+    bool in_forward = false; // between lps_forward_enter and lps_forward_leave
+    uint64_t forward_t0 = 0; // the forward's start, for lps_last_synced_ns (either backend's)
 
-    // Profiling state (see hooks.cpp).
+    // Profiling state (profile.cpp): the sink both backends deliver to, the hooks asked for, and
+    // what is removed at lps_profile_end: the RecordFunction callbacks either backend added and
+    // the memory reporter, which is the same for both.
     lp_event_sink sink{};
-    lp_event_sink live_sink{}; // lps_live_prepare: where live recorded forwards deliver
     unsigned hooks = 0;
     std::vector<at::CallbackHandle> handles;
     std::shared_ptr<c10::DebugInfoBase> reporter;
@@ -169,11 +149,49 @@ struct lps_model {
     uint64_t last_forward_ns = 0; // the last forward call's wall time (lps_last_forward_ns)
     uint64_t last_synced_ns = 0;  // ... until its device work was done (lps_last_synced_ns)
 
-    // An AOTInductor package (.pt2) instead of a TorchScript module (aoti.cpp): `module` is empty.
-    std::unique_ptr<lps::Pt2, lps::Pt2Deleter> pt2;
-    const lps::PackageProfiling *package_profiling = nullptr; // set with pt2
-    const void *held_loader = nullptr; // an attached package: the program's loader
+  protected:
+    explicit lps_model(const lps::Backend *b) : backend(b) {}
+    ~lps_model() = default; // the backend's `free` deletes the whole model
+    lps_model(const lps_model &) = delete;
+    lps_model &operator=(const lps_model &) = delete;
 };
+
+namespace lps {
+
+// A backend's operations: what the common entry points ask of the model whatever runs it. Called
+// once per load, forward or profile, never per event: each backend's callbacks or markers find
+// their own state without this table. Every operation that may throw is called inside guard().
+struct Backend {
+    enum class Kind { torchscript, package };
+    Kind kind; // for a backend's own entry points to check the model is theirs (torchscript())
+    // Whether `path` is this backend's file (model.cpp asks the package first: TorchScript takes
+    // any other file), and loading it on `device` (run as `exec` says) into *out.
+    bool (*opens)(const char *path) noexcept;
+    int (*load)(const char *path, c10::Device device, int exec, lps_model **out);
+    // The forward's declared argument types, self first, to type structured inputs by (empty: a
+    // package's inputs are tensors, in the order it was exported with); and the inputs' check
+    // once made (a package's map's constraints: LP_ERR_INVALID with the message).
+    std::vector<c10::TypePtr> (*declared_inputs)(lps_model *m);
+    int (*check_inputs)(lps_model *m, lps_inputs *in);
+    // Runs one forward on the calling thread, and returns its outputs (throws on failure).
+    c10::IValue (*forward)(lps_model *m, lps_inputs *in);
+    // Brackets a forward the program runs itself (lps_forward_enter/_leave); `t1` is the leave's
+    // clock, read first.
+    void (*forward_enter)(lps_model *m) noexcept;
+    void (*forward_leave)(lps_model *m, bool completed, uint64_t t1) noexcept;
+    // Installs the backend's own event sources once the model is the profiled one (the memory
+    // reporter is the common code's), and stops them; handles go in m->handles.
+    void (*profile_begin)(lps_model *m);
+    void (*profile_end)(lps_model *m) noexcept;
+    // Undoes an attach (m->attached) and deletes the model.
+    void (*free)(lps_model *m) noexcept;
+};
+
+// The two backends (torchscript.cpp, aoti_backend.cpp).
+extern const Backend k_torchscript;
+extern const Backend k_package;
+
+} // namespace lps
 
 struct lps_inputs {
     std::vector<c10::IValue> values; // the forward's arguments, after self
@@ -182,52 +200,12 @@ struct lps_inputs {
 
 namespace lps {
 
-// A call is a forward, as eager forward hooks count them: "forward", a traced model's later calls
-// of one submodule ("forward1", "forward2"...), or an overload of a scripted forward
-// ("forward__0", torch.jit._overload_method, as torchvision's DenseNet layers have). Another
-// method (a ModuleList's __len__, RAFT's corr_block.index_pyramid) is time in its module, not a
-// call of it.
-inline bool is_forward_name(const char *name) noexcept {
-    if (std::strncmp(name, "forward", 7) != 0) return false;
-    name += 7;
-    if (name[0] == '_' && name[1] == '_' && name[2]) name += 2;
-    for (; *name; name++)
-        if (*name < '0' || *name > '9') return false;
-    return true;
-}
-
 // The op's own arguments. A boxed call from the interpreter hands RecordFunction its whole stack
 // (values of the caller's frame first): the arguments are the last num_inputs() (the schema's).
 inline c10::ArrayRef<const c10::IValue> op_inputs(const at::RecordFunction &fn) {
     auto in = fn.inputs();
     size_t n = fn.num_inputs();
     return n < in.size() ? in.slice(in.size() - n) : in;
-}
-
-// The thread's TorchScript optimizer setting, set only where it differs: libtorch 2.x logs every
-// set (a JIT-log check that builds and frees strings, about 1,600 instructions on 2.15), a read is
-// a thread-local load. Every forward sets it as its mode needs, and puts it back.
-inline void set_optimize(bool on) {
-    if (torch::jit::getGraphExecutorOptimize() != on) torch::jit::setGraphExecutorOptimize(on);
-}
-struct OptimizeScope {
-    bool saved;
-    explicit OptimizeScope(bool on) : saved(torch::jit::getGraphExecutorOptimize()) {
-        set_optimize(on);
-    }
-    ~OptimizeScope() {
-        set_optimize(saved);
-    }
-    OptimizeScope(const OptimizeScope &) = delete;
-    OptimizeScope &operator=(const OptimizeScope &) = delete;
-};
-
-// How a model runs (LPS_EXEC_* and LPS_EXEC_OUTPUTS), as lps_model_load and lps_model_attach
-// are told it.
-inline void set_exec(lps_model *m, int exec) {
-    m->optimize = (exec & 0xff) != LPS_EXEC_HOOKS;
-    m->markers = (exec & 0xff) == LPS_EXEC_MARKERS;
-    m->mark_outputs = m->markers && (exec & LPS_EXEC_OUTPUTS);
 }
 
 // The libtorch dtype of an input spec's (dtypes.cpp).
@@ -264,112 +242,11 @@ void flops_reset() noexcept;
 // (input_example.cpp).
 std::string example_inputs(const c10::FunctionSchema &schema);
 
-// AOTInductor packages (aoti.cpp). A path ending in .pt2 is one. pt2_load fills m->modules and the
-// default inputs from the package's layerprof map (or gives it one root without a map), and
-// loads it on m->device: a status with a message. pt2_forward runs it once and returns its
-// outputs as a list (throws like run_forward). Its m->package_profiling installs and removes the
-// kernel callbacks that replace the module, marker, op and FLOPs ones for a package.
-bool is_pt2_path(const char *path) noexcept;
-int pt2_load(lps_model *m, const char *path);
-c10::IValue pt2_forward(lps_model *m, lps_inputs *in);
-// The package's input check (its map's constraints), for lps_inputs_create: LP_ERR_INVALID
-// with the message naming the input, the dimension and the range it must be in.
-int pt2_check_inputs(lps_model *m, lps_inputs *in);
-// A package the program loaded itself (aoti_attach.cpp): its map read from `path`, `loader` (a
-// torch::inductor::AOTIModelPackageLoader) runs it, its library's kernel-profile imports rebound
-// (refused with a message when none is loaded, or it has none); detach puts them back.
-// pt2_enter/pt2_leave bracket one forward on the calling thread (pt2_forward's, or the program's).
-int pt2_attach(lps_model *m, void *loader, const char *path);
-void pt2_detach(lps_model *m) noexcept;
-void pt2_enter(lps_model *m) noexcept;
-void pt2_leave(lps_model *m, bool completed) noexcept;
+// The start of attaching what a program holds (either backend's lps_model_attach*):
+// LP_ERR_UNSUPPORTED unless the program was built against this libtorch (`what`: "a module", "a
+// package's loader"; version.cpp), and the device it is attached on, "cpu" when NULL or empty
+// (cuda.cpp).
+int check_torch_build(const char *torch_build, const char *what) noexcept;
+int attach_device(const char *device, c10::Device *out) noexcept;
 
-// A package's kernel boundaries without a RecordFunction callback (aoti_rebind.cpp). pt2_rebind
-// points the kernel-profile imports (aoti_record_function_start/_end) of the loaded objects
-// `which` names at wrappers that call libtorch's own functions, and the hooks pt2_imports_observe
-// set: the objects loaded since `before` (loaded_objects(), taken before the package's loader was
-// made), or the one whose path ends in "/" + `suffix` (the package library's name in the
-// package). Returns how many slots it rebound (listed in `slots` when not NULL): 0 when the
-// objects import neither (a package compiled without kernel profiling), -1 on a platform where
-// this is not done. pt2_unbind puts back in each slot exactly what it held before, and only
-// where the slot still holds layerprof's wrapper: whoever rebinds it after us keeps theirs.
-struct RebindTarget {
-    const std::set<std::string> *before = nullptr;
-    std::string suffix;
-    bool matches(const char *path) const;
-};
-std::set<std::string> loaded_objects();
-struct ReboundSlot {
-    void **slot;
-    void *found; // what the slot held before the wrapper went in
-};
-int pt2_rebind(const RebindTarget &which, std::vector<ReboundSlot> *slots);
-void pt2_unbind(const std::vector<ReboundSlot> &slots) noexcept;
-
-// What the wrappers call besides libtorch's functions: a kernel's start (its name) and end.
-// Set while a package is profiled through its imports, nullptr otherwise: a forward nobody
-// records (a sampled session's unsampled one, a loader's run outside any session) then calls no
-// function of layerprof's, only the wrapper's one load of the hook (docs/pt2.md).
-void pt2_imports_observe(void (*on_start)(const char *name) noexcept,
-                         void (*on_end)() noexcept) noexcept;
-
-// Resets the thread's per-forward hook state (hooks.cpp).
-void begin_forward(lps_model *m) noexcept;
-
-// The model whose live forward this thread is recording (lps_live_enter), or null: the markers
-// deliver to its live_sink, before looking at the process-wide profiled model (marker_calls.cpp).
-extern thread_local lps_model *t_live;
-
-// The model lps_profile_begin is profiling (one per process), and the core's last answer on this
-// thread to whether it wants ops (an op's start is not delivered when it does not): hooks.cpp's
-// callbacks and the markers (marker_calls.cpp) read both on every event. __thread, not
-// thread_local: a plain TLS access from another file, with no initialisation wrapper to call.
-extern std::atomic<lps_model *> g_active;
-extern __thread bool t_ops_wanted;
-
-// Lists the modules of m->module, root first, with their parents and `self` objects
-// (modules.cpp).
-void index_modules(lps_model *m);
-
-// The start of attaching what a program holds (attach.cpp): LP_ERR_UNSUPPORTED unless the program
-// was built against this libtorch (`what`: "a module", "a package's loader"), then a fresh model
-// on `device` ("cpu" when NULL or empty) in *out. Inside guard() (it allocates).
-int attached_model(const char *torch_build, const char *what, const char *device,
-                   std::unique_ptr<lps_model> *out);
-
-// Markers (markers.cpp puts them in the graphs; marker_calls.cpp delivers what they say).
-// Puts an enter and an exit marker around every submodule call site of every method of `m`'s
-// modules; returns the number of sites. Before any method of `m` has run.
-size_t insert_markers(lps_model *m);
-// Splits the root's forward graph of an attached model (after insert_markers, before its first
-// run) into `if layerprof::recording(): <the marked body> else: <the body every call inlined, no
-// marker>`: a forward the thread does not record runs the model as shipped, with no marker
-// instruction (docs/sampling.md). remove_markers puts the graph back as it was.
-void split_unsampled(lps_model *m);
-// Whether the calling thread records the forward of the model tagged `tag` (a live forward, or
-// the profiled model's in markers mode): the split's condition.
-bool marker_recording(uint64_t tag) noexcept;
-// Takes every marker out of the method graphs of `m`'s modules again (an attached module goes back
-// to the program as it came, so that saving it writes no layerprof operator).
-void remove_markers(lps_model *m);
-// Enter markers in a graph (and its blocks and forked subgraphs).
-size_t count_enter_markers(torch::jit::Graph &g);
-// Calls of a submodule's method directly in a graph's blocks (what inlining removes).
-size_t count_submodule_calls(torch::jit::Graph &g);
-// Run by the marker instructions on the thread that runs the model: `self` is the module being
-// called; `call` says whether the method is a forward (a call) or another method (time only).
-void marker_enter(const c10::IValue &self, bool call) noexcept;
-void marker_exit() noexcept;
-// The same, for an exit marker that was given the call's output (LPS_EXEC_OUTPUTS).
-void marker_exit_out(const c10::IValue &out) noexcept;
-// Site markers (marker_calls.cpp): a call site whose callee is a fixed submodule of the calling
-// module names it by `site`, resolved against the module the thread is in (the collector's
-// innermost open module, lp_event_sink.current_module); `tag` is the
-// model's marker_tag (another model's markers are not this one's calls).
-void marker_enter_site(uint64_t tag, uint32_t site, bool call) noexcept;
-void marker_leave(uint64_t tag) noexcept;
-// The driver's enter and exit of each forward's root call in markers mode (the markers sit at
-// call sites, and the root has none).
-// `out`: the forward's output on exit, for its shape (LPS_EXEC_OUTPUTS); NULL when unknown.
-void markers_root(lps_model *m, bool enter, uint64_t t, const c10::IValue *out = nullptr) noexcept;
 } // namespace lps

@@ -2,9 +2,10 @@
 // build a program's module must match to be attached (version and C++ ABI).
 #include <torch/version.h>
 
+#include <cstring>
 #include <cstddef> // a standard header: it defines _GLIBCXX_USE_CXX11_ABI, which the build names
 
-#include "lp_shim.h"
+#include "shim_internal.hpp"
 
 namespace {
 
@@ -34,3 +35,16 @@ const char *lps_torch_build(void) noexcept {
 }
 
 } // extern "C"
+
+namespace lps {
+
+int check_torch_build(const char *torch_build, const char *what) noexcept {
+    if (std::strcmp(torch_build, k_torch_build) == 0) return LP_OK;
+    return lp_error_set(LP_ERR_UNSUPPORTED,
+                        "the program was built against libtorch %s, layerprof against %s: %s "
+                        "can only be attached by a program built against the same libtorch "
+                        "(version and C++ ABI)",
+                        torch_build, k_torch_build, what);
+}
+
+} // namespace lps
