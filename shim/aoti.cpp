@@ -50,28 +50,30 @@ constexpr int k_map_version = 2; // python/layerprof_export.py's MAP_VERSION
 // The active profiled package (one profiled model per process, as hooks.cpp's g_active).
 std::atomic<Package *> g_pt2{nullptr};
 
-// Per thread, for the forward running on it: the next kernel's index in the map, how deep inside
-// a kernel the callbacks are (0: between kernels), how many module frames of the last kernel's
-// chain are open (all of them inside it; between kernels those it shares with the map's next
-// one), whether the core wants ops in the innermost of those (or the root), whether the kernel's
-// own op row was opened, whether ops are wanted where the callbacks are, and the skipping of op
-// rows the core does not want.
-thread_local size_t t_next = 0;
-thread_local int t_depth = 0;
-thread_local size_t t_chain = 0;
-thread_local uint64_t t_gap = 0; // when the last kernel ended
-thread_local bool t_top_wanted = false;
-thread_local bool t_row = false;
-thread_local bool t_wanted = false;
-thread_local int t_skip = 0;
-// Set on the thread running a package's forward, to that package's model. Kernels run on it; the
-// ATen ops of an extern kernel may run parts on libtorch's intra-op threads, which carry the
-// callbacks too but are none of a kernel's frames: their events are not the package's kernels.
-thread_local const lps_model *t_driver = nullptr; // the package whose forward runs here
-// The module of the kernel open or last run (0: the root, or a kernel out of the map's order), and
-// whether that kernel was the map's.
-thread_local int32_t t_module = 0;
-thread_local bool t_placed = false;
+// Per thread, for the forward running on it. One thread_local, read through one reference per
+// function: in a shared library each thread_local of its own costs a __tls_get_addr call at each
+// use (callgrind counted 9 to 11 per kernel's end with the fields apart).
+struct KernelThread {
+    size_t next = 0; // the next kernel's index in the map
+    int depth = 0;   // how deep inside a kernel the callbacks are (0: between kernels)
+    // How many module frames of the last kernel's chain are open: all of them inside it; between
+    // kernels those it shares with the map's next one.
+    size_t chain = 0;
+    uint64_t gap = 0;        // when the last kernel ended
+    bool top_wanted = false; // whether the core wants ops in the innermost open frame
+    bool row = false;        // the kernel's own op row was opened
+    bool wanted = false;     // ops are wanted where the callbacks are
+    int skip = 0;            // op rows being skipped (the core did not want them)
+    // The package whose forward runs on this thread. Kernels run on it; the ATen ops of an extern
+    // kernel may run parts on libtorch's intra-op threads, which carry the callbacks too but are
+    // none of a kernel's frames: their events are not the package's kernels.
+    const lps_model *driver = nullptr;
+    // The module of the kernel open or last run (0: the root, or a kernel out of the map's
+    // order), and whether that kernel was the map's.
+    int32_t module = 0;
+    bool placed = false;
+};
+thread_local KernelThread t_kernel;
 
 // The container runner's own frame around the whole run: neither a kernel nor inside one.
 bool is_runner_frame(const char *name) {
@@ -91,8 +93,8 @@ constexpr const char k_unplaced[] = "AOTInductor kernel (out of the map's order)
 // The map's entry for this forward's next kernel call, or nullptr when the call does not match
 // it (a package run differently than it was exported: the call is timed under the root). A
 // name compare, not a pointer test: AOTInductor's names are not interned.
-const Pt2::Kernel *next_kernel(Pt2 &p, const char *name) {
-    size_t k = t_next++;
+const Pt2::Kernel *next_kernel(KernelThread &th, Pt2 &p, const char *name) {
+    size_t k = th.next++;
     if (k < p.kernels.size() && ends_with(name, p.kernels[k].name)) return &p.kernels[k];
     if (p.has_map) p.unplaced++;
     return nullptr;
@@ -111,72 +113,72 @@ void memory_to(lps_model *m, int32_t alloc_module, int32_t free_module) {
 }
 
 // The module of the map's next kernel in this forward, 0 past the last one.
-int32_t next_module(const Pt2 &p) {
-    return t_next < p.kernels.size() ? module_of(&p.kernels[t_next]) : 0;
+int32_t next_module(const KernelThread &th, const Pt2 &p) {
+    return th.next < p.kernels.size() ? module_of(&p.kernels[th.next]) : 0;
 }
 
 // Closes the open module frames of the kernels' chains down to `keep` at `t`.
-void close_chain(Package *m, size_t keep, uint64_t t) noexcept {
-    for (; t_chain > keep; t_chain--)
-        t_top_wanted = m->sink.call_exit(m->sink.ctx, t) != 0;
+void close_chain(KernelThread &th, Package *m, size_t keep, uint64_t t) noexcept {
+    for (; th.chain > keep; th.chain--)
+        th.top_wanted = m->sink.call_exit(m->sink.ctx, t) != 0;
 }
 
 // A kernel's record, or an op's inside an extern kernel, starting: from the callback, or from
 // the package's rebound imports (aoti_rebind.cpp), which see only the kernels. The module frames
 // a kernel shares with the one before it are open already (frame_end): consecutive kernels of a
 // module enter it once, and the wrapper's code between them is timed in it.
-void frame_start(Package *m, const char *name) noexcept {
-    if (t_depth == 0) {
+void frame_start(KernelThread &th, Package *m, const char *name) noexcept {
+    if (th.depth == 0) {
         if (is_runner_frame(name)) return;
-        t_depth = 1;
-        const Pt2::Kernel *k = next_kernel(*m->pt2, name);
-        t_module = module_of(k);
-        t_placed = k != nullptr;
-        memory_to(m, t_module, t_module); // before the clock: not the kernel's time
+        th.depth = 1;
+        const Pt2::Kernel *k = next_kernel(th, *m->pt2, name);
+        th.module = module_of(k);
+        th.placed = k != nullptr;
+        memory_to(m, th.module, th.module); // before the clock: not the kernel's time
         uint64_t t = lp_now_ns();
         // The frames left open are those the map's next kernel shares: this one, when placed (no
         // frame closes). Another kernel shares none: the gap since the last one is the root's.
-        close_chain(m, k ? k->shared : 0, t_gap);
+        close_chain(th, m, k ? k->shared : 0, th.gap);
         size_t depth = k ? k->chain.size() : 0;
-        bool wanted = t_top_wanted;
-        for (size_t i = t_chain; i < depth; i++)
+        bool wanted = th.top_wanted;
+        for (size_t i = th.chain; i < depth; i++)
             wanted = m->sink.method_enter(m->sink.ctx, k->chain[i], t) != 0;
-        t_chain = depth;
-        t_top_wanted = wanted;
-        t_row = wanted;
-        t_skip = 0;
+        th.chain = depth;
+        th.top_wanted = wanted;
+        th.row = wanted;
+        th.skip = 0;
         const char *row = k ? k->label.c_str() : m->pt2->has_map ? k_unplaced : k_unmapped;
-        t_wanted = wanted && m->sink.op_start(m->sink.ctx, row, 0, t) != 0;
+        th.wanted = wanted && m->sink.op_start(m->sink.ctx, row, 0, t) != 0;
         return;
     }
-    t_depth++;
-    if (t_skip || !t_wanted) { // inside an op the core does not want: so is this one
-        t_skip++;
+    th.depth++;
+    if (th.skip || !th.wanted) { // inside an op the core does not want: so is this one
+        th.skip++;
         return;
     }
-    t_wanted = m->sink.op_start(m->sink.ctx, name, 0, lp_now_ns()) != 0;
+    th.wanted = m->sink.op_start(m->sink.ctx, name, 0, lp_now_ns()) != 0;
 }
 
-void frame_end(Package *m) noexcept {
-    if (t_depth == 0) return; // the runner's frame
+void frame_end(KernelThread &th, Package *m) noexcept {
+    if (th.depth == 0) return; // the runner's frame
     uint64_t t = lp_now_ns();
-    if (--t_depth > 0) {
-        if (t_skip)
-            t_skip--;
+    if (--th.depth > 0) {
+        if (th.skip)
+            th.skip--;
         else
             m->sink.op_end(m->sink.ctx, t);
         return;
     }
-    if (t_row) m->sink.op_end(m->sink.ctx, t);
+    if (th.row) m->sink.op_end(m->sink.ctx, t);
     // The module frames the map's next kernel shares stay open (after a kernel out of the map's
     // order there are none): it closes them itself if another kernel runs instead.
     const Pt2 &p = *m->pt2;
-    close_chain(m, t_placed && t_next < p.kernels.size() ? p.kernels[t_next].shared : 0, t);
-    t_gap = t;
-    t_wanted = t_top_wanted;
-    t_row = false;
+    close_chain(th, m, th.placed && th.next < p.kernels.size() ? p.kernels[th.next].shared : 0, t);
+    th.gap = t;
+    th.wanted = th.top_wanted;
+    th.row = false;
     // After a kernel out of the map's order, the map's next one may not be what runs next.
-    memory_to(m, t_placed ? next_module(p) : 0, t_module);
+    memory_to(m, th.placed ? next_module(th, p) : 0, th.module);
 }
 
 // Whether the kernels come through the package's rebound imports in this profile (no callback).
@@ -184,13 +186,15 @@ std::atomic<bool> g_by_imports{false};
 
 std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction &fn) noexcept {
     Package *m = g_pt2.load(std::memory_order_relaxed);
-    if (m && t_driver == m) frame_start(m, fn.name());
+    KernelThread &th = t_kernel;
+    if (m && th.driver == m) frame_start(th, m, fn.name());
     return nullptr;
 }
 
 void on_end(const at::RecordFunction &, at::ObserverContext *) noexcept {
     Package *m = g_pt2.load(std::memory_order_relaxed);
-    if (m && t_driver == m) frame_end(m); // not another thread's op
+    KernelThread &th = t_kernel;
+    if (m && th.driver == m) frame_end(th, m); // not another thread's op
 }
 
 // --- the map ---------------------------------------------------------------------------------
@@ -415,28 +419,31 @@ int pt2_load(Package *m, const char *path) {
 }
 
 void pt2_enter(Package *m) noexcept {
-    t_next = 0;
-    t_depth = 0;
-    t_chain = 0; // t_module and t_placed are set by each kernel's start before they are read
+    KernelThread &th = t_kernel;
+    th.next = 0;
+    th.depth = 0;
+    th.chain = 0; // th.module and th.placed are set by each kernel's start before they are read
     m->pt2->shapes_now = m->pt2->shapes_next; // the shapes given count for this forward only
     m->pt2->shapes_next = false;
     uint64_t t0 = lp_now_ns();
     m->forward_t0 = t0;
     if (g_pt2.load(std::memory_order_relaxed) == m) {
-        t_wanted = t_top_wanted = m->sink.call_enter(m->sink.ctx, 0, t0) != 0;
-        memory_to(m, next_module(*m->pt2), 0); // the buffers of the first kernel
+        th.wanted = th.top_wanted = m->sink.call_enter(m->sink.ctx, 0, t0) != 0;
+        memory_to(m, next_module(th, *m->pt2), 0); // the buffers of the first kernel
     }
-    t_driver = m;
+    th.driver = m;
 }
 
 void pt2_leave(Package *m, bool completed) noexcept {
-    t_driver = nullptr;
+    KernelThread &th = t_kernel;
+    th.driver = nullptr;
     uint64_t t1 = lp_now_ns();
     m->last_forward_ns = t1 - m->forward_t0;
     if (!completed || g_pt2.load(std::memory_order_relaxed) != m) return;
-    close_chain(m, 0, t_gap); // kept for a map's kernel that did not run: the gap is the root's
+    close_chain(th, m, 0,
+                th.gap); // kept for a map's kernel that did not run: the gap is the root's
     Pt2 &p = *m->pt2;
-    if (t_next != p.kernels.size() && p.has_map) p.unplaced++;
+    if (th.next != p.kernels.size() && p.has_map) p.unplaced++;
     if (m->sink.add_calls)
         for (size_t i = 1; i < p.calls.size(); i++)
             if (p.calls[i]) m->sink.add_calls(m->sink.ctx, static_cast<int32_t>(i), p.calls[i]);
@@ -444,7 +451,7 @@ void pt2_leave(Package *m, bool completed) noexcept {
     if (p.has_map && p.shapes_now)
         lp_pt2_shapes_deliver(p.shapes.get(), &m->sink, (m->hooks & LPS_HOOK_FLOPS) != 0,
                               m->mark_outputs);
-    t_wanted = m->sink.call_exit(m->sink.ctx, t1) != 0;
+    th.wanted = m->sink.call_exit(m->sink.ctx, t1) != 0;
 }
 
 int pt2_attach(Package *m, void *loader, const char *path) {
@@ -526,7 +533,7 @@ int pt2_check_inputs(Package *m, lps_inputs *in) {
 void pt2_profile_begin(Package *m) {
     Package *expected = nullptr;
     if (!g_pt2.compare_exchange_strong(expected, m)) return;
-    t_depth = 0;
+    t_kernel.depth = 0;
     // The ATen ops inside extern kernels are wanted only as --events rows: without them the
     // rebound imports see every kernel, and no op builds a record (docs/pt2.md).
     // LAYERPROF_PT2_KERNELS=callback keeps the callback, to measure one against the other.
@@ -552,12 +559,15 @@ void pt2_profile_end(Package *m) noexcept {
 
 void pt2_import_start(const char *name) noexcept {
     Package *m = g_pt2.load(std::memory_order_relaxed);
-    if (m && t_driver == m && g_by_imports.load(std::memory_order_relaxed)) frame_start(m, name);
+    KernelThread &th = t_kernel;
+    if (m && th.driver == m && g_by_imports.load(std::memory_order_relaxed))
+        frame_start(th, m, name);
 }
 
 void pt2_import_end() noexcept {
     Package *m = g_pt2.load(std::memory_order_relaxed);
-    if (m && t_driver == m && g_by_imports.load(std::memory_order_relaxed)) frame_end(m);
+    KernelThread &th = t_kernel;
+    if (m && th.driver == m && g_by_imports.load(std::memory_order_relaxed)) frame_end(th, m);
 }
 
 #else // libtorch 1.x: no AOTInductor
