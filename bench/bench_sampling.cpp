@@ -35,7 +35,8 @@
 // them, dumped as "unsampled"): what layerprof's entry points cost a forward it does not record;
 // and before them N forwards of a copy as shipped (no session), dumped as "shipped". On a package
 // (.pt2), the same through layerprof::PackageSession: a loader as shipped, then a second loader
-// attached to a session sampled never.
+// attached to a session sampled never; then a third attached to a session that profiles every
+// forward (modules only), dumped as "profiled": what a recorded package forward costs.
 //
 // Output: `|`-separated lines for bench/run.sh: SAMPLING|model|setting|x_opt|noise|base_us|
 // ns_per_forward|profiled|check (noise: the interval's larger half; check: `-`, SUSPECT or skewed),
@@ -314,6 +315,25 @@ static int instructions_package(const char *path, const char *spec, int n) {
     CALLGRIND_DUMP_STATS_AT("unsampled");
     const char *check = sampled_forwards(session.get()) == before ? "ok" : "a forward was sampled!";
     std::printf("UCASE|unsampled|unsampled|%d|0|0|0|%s\n", n, check);
+
+    torch::inductor::AOTIModelPackageLoader recorded_loader(path);
+    lp_options every;
+    lp_options_init(&every);
+    every.model_path = path;
+    layerprof::PackageSession recorded(recorded_loader, every);
+    recorded.warmup(in, 3);
+    for (int i = 0; i < 2; i++) // the per-thread state is made on the first recorded forward
+        recorded.run(in);
+    before = sampled_forwards(recorded.get());
+    CALLGRIND_TOGGLE_COLLECT;
+    for (int i = 0; i < n; i++)
+        recorded.run(in);
+    CALLGRIND_TOGGLE_COLLECT;
+    CALLGRIND_DUMP_STATS_AT("profiled");
+    check = sampled_forwards(recorded.get()) == before + static_cast<uint64_t>(n)
+                ? "ok"
+                : "a forward was not profiled!";
+    std::printf("UCASE|profiled|profiled|%d|0|0|0|%s\n", n, check);
     return 0;
 }
 #else

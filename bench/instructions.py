@@ -37,6 +37,9 @@ that never samples after its first forward):
   torch_unsampled_package  layerprof's own instructions per package forward it does not record:
                            the public begin and end, and any hook the kernels' rebound imports
                            call (none: the hooks are set only while a package is profiled)
+  torch_profiled_package   the same per forward of a session that records every one, modules
+                           only: the begin and end, and each kernel's hooks (its module frames,
+                           its row, the clock reads)
 
     instructions.py --bench BUILD/bench/lp_bench_core [--torch-bench BUILD/bench/lp_bench_torch
                     --model MODEL.pt [--sampling-bench BUILD/bench/lp_bench_sampling
@@ -164,11 +167,20 @@ def torch_figures(cases):
 def unsampled_figure(valgrind, sampling_bench, model, forwards, out_dir, run=None):
     """layerprof's own instructions per unsampled forward of a session sampled never on `run`
     (default: `model`; a package of the same model otherwise), its input from `model`'s
-    counts.json, as bench/run.sh takes it."""
+    counts.json, as bench/run.sh takes it. For a package, also those per forward of a session
+    that profiles every one (None for a model)."""
     counts = os.path.splitext(model)[0] + ".counts.json"
     spec = json.load(open(counts))["inputs"][0]
     cases = run_callgrind(valgrind, [sampling_bench, "instructions", run or model, spec, "--n",
-                                     str(forwards)], out_dir, tag="UCASE", expect=2)
+                                     str(forwards)], out_dir, tag="UCASE", expect=3 if run else 2)
+    profiled = None
+    if run:
+        p = cases["profiled"]
+        own, seen = own_instructions(valgrind, p["dump"])
+        if not any("pt2_import" in e or "frame_start" in e for e in seen):
+            sys.exit(f"instructions.py: profiled package: no kernel hook counted (only "
+                     f"{', '.join(sorted(seen))}): renamed? see ENTRY_POINTS")
+        profiled = own / p["iterations"]
     c = cases["unsampled"]
     own, seen = own_instructions(valgrind, c["dump"])
     missing = {"lp_session_forward_begin", "lp_session_forward_end"} - seen
@@ -176,7 +188,7 @@ def unsampled_figure(valgrind, sampling_bench, model, forwards, out_dir, run=Non
         sys.exit(f"instructions.py: unsampled: no instructions counted in "
                  f"{', '.join(sorted(missing))} (renamed? see C_ENTRY_POINTS)")
     total = (c["ir"] / c["iterations"], cases["shipped"]["ir"] / cases["shipped"]["iterations"])
-    return own / c["iterations"], sorted(seen), total
+    return own / c["iterations"], sorted(seen), total, profiled
 
 
 def torch_version(torch_bench):
@@ -288,6 +300,10 @@ def main():
                   f"layerprof's own instructions per forward, in {', '.join(unsampled_pkg[1])}; "
                   f"{unsampled_pkg[2][0]:.0f} in all, against {unsampled_pkg[2][1]:.0f} for a "
                   f"loader as shipped")
+            tfigs["torch_profiled_package"] = unsampled_pkg[3]
+            print(f"INFO|{os.path.basename(a.sampling_package)} profiled (every forward recorded, "
+                  f"modules only): {unsampled_pkg[3]:.0f} of layerprof's own instructions per "
+                  f"forward")
         for name, value in tfigs.items():
             key = f"{name}@{version}"
             if key in budgets:
