@@ -106,7 +106,13 @@ extern "C" int lps_model_attach_package(void *loader, const char *torch_build, c
         m->attached = true; // from here on, freeing the model lets the loader go
         m->held_loader = loader;
         m->mark_outputs = (exec & LPS_EXEC_OUTPUTS) != 0; // as a loaded package's
-        int rc = lps::pt2_attach(m.get(), loader, path);
+        int rc;
+        try {
+            rc = lps::pt2_attach(m.get(), loader, path);
+        } catch (...) { // out of memory reading the map or rebinding: let the loader go too
+            free_package(m.release());
+            throw; // guard() turns it into the status and message
+        }
         if (rc) {
             free_package(m.release()); // never profiled: nothing of lps_model_free's else to undo
             return rc;

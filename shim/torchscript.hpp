@@ -56,8 +56,14 @@ inline bool is_forward_name(const char *name) noexcept {
 // The thread's TorchScript optimizer setting, set only where it differs: libtorch 2.x logs every
 // set (a JIT-log check that builds and frees strings, about 1,600 instructions on 2.15), a read is
 // a thread-local load. Every forward sets it as its mode needs, and puts it back.
-inline void set_optimize(bool on) {
-    if (torch::jit::getGraphExecutorOptimize() != on) torch::jit::setGraphExecutorOptimize(on);
+// Never throws: its callers are noexcept (a forward's enter and leave, a scope's destructor), and
+// the set's log may run out of memory; the setting may then stay as it was.
+inline void set_optimize(bool on) noexcept {
+    if (torch::jit::getGraphExecutorOptimize() == on) return;
+    try {
+        torch::jit::setGraphExecutorOptimize(on);
+    } catch (...) {
+    }
 }
 struct OptimizeScope {
     bool saved;
