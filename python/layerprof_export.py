@@ -20,8 +20,9 @@ What it does (docs/pt2.md says why each step is needed):
 3. It writes data/layerprof/modules.json into the package: the model's modules (path, class,
    calls per forward as forward hooks count them at the example inputs, parameters, FLOPs per forward and each call's output shape, worked out from
    the exported graph by layerprof_shapes.py), each kernel in the order the package runs them
-   with the module it is placed in and the modules it fused, the example inputs, and the inputs'
-   constraints: each dim fixed, or a symbol with its range (dynamic_shapes).
+   with the module it is placed in, the modules it fused and which call of each module it ran
+   in, the example inputs, and the inputs' constraints: each dim fixed, or a symbol with its
+   range (dynamic_shapes).
 
 Dynamic shapes: export_pt2(..., dynamic_shapes=...) passes torch.export's dynamic_shapes through;
 the command line says it with --dynamic INPUT:DIM=MIN..MAX[:NAME] (docs/pt2.md).
@@ -45,7 +46,10 @@ import layerprof_shapes  # noqa: E402
 
 MAP_RECORD = "data/layerprof/modules.json"
 MAP_FORMAT = "layerprof-pt2-map"
-MAP_VERSION = 2  # 2: input constraints, FLOPs and output shapes
+# 2: input constraints, FLOPs and output shapes. Each kernel's "call_keys" came later within 2:
+# a layerprof that does not read them, or a map without them, keeps the frames of modules called
+# once per forward only.
+MAP_VERSION = 2
 
 _DTYPES = {  # torch dtype -> layerprof's input spec name
     "torch.float32": "float32", "torch.float64": "float64", "torch.float16": "float16",
@@ -108,20 +112,38 @@ def _module_sizes(model):
 
 
 def _node_modules(ep):
-    """For every call_function node of the exported program: its innermost module path, and
-    every (call key, path) on its module stack."""
-    innermost, calls = {}, set()
+    """For every call_function node of the exported program: its innermost module path, and its
+    module stack as (call key, path) pairs; and every (call key, path) of the program."""
+    innermost, stacks, calls = {}, {}, set()
     for node in ep.graph.nodes:
         if node.op != "call_function":
             continue
         stack = node.meta.get("nn_module_stack") or {}
         path = ""
+        stacks[node.name] = []
         for key, value in stack.items():
             p = value[0] if isinstance(value, (tuple, list)) else ""
             calls.add((key, p))
+            stacks[node.name].append((key, p))
             path = p
         innermost[node.name] = path
-    return innermost, calls
+    return innermost, stacks, calls
+
+
+def _call_keys(nodes, stacks, alias, placed):
+    """Which call of each module from below the root down to `placed` a kernel ran in: {path:
+    call key} for the modules whose nn_module_stack key is the same for all the kernel's nodes.
+    torch.export gives every call of a module its own key ("cell", "cell@1", ...), so two kernels
+    with one key for a module ran inside one call of it, and layerprof keeps that module's frame
+    open between them (docs/pt2.md, "Self and total"). A module whose nodes of two calls were
+    fused into one kernel gets no key there."""
+    common = None
+    for node in nodes:
+        keys = {alias.get(p, p): k for k, p in stacks.get(node, [])}
+        common = keys if common is None else {
+            p: k for p, k in common.items() if keys.get(p) == k}
+    return {p: k for p, k in (common or {}).items()
+            if p and (p == placed or placed.startswith(p + "."))}
 
 
 def _kernel_order(info):
@@ -169,7 +191,7 @@ def _input_specs(torch, args):
 def build_map(model, ep, kernel_info, example_args, dynamic_shapes=None):
     """The layerprof map of a compiled model (see the module docstring)."""
     torch = _torch()
-    innermost, stack_calls = _node_modules(ep)
+    innermost, stacks, stack_calls = _node_modules(ep)
     symbols, input_dims, printer, binding = layerprof_shapes.input_constraints(
         model, ep, example_args, dynamic_shapes)
     # A module held under two paths (a shared submodule) is one module: named_modules() lists it
@@ -210,8 +232,11 @@ def build_map(model, ep, kernel_info, example_args, dynamic_shapes=None):
                 paths.append(p)
         if not paths:
             paths = [""]
-        kernels.append({"name": name, "handle": handle, "module": _lca(paths),
-                        "fused": sorted(paths) if len(paths) > 1 else []})
+        placed = _lca(paths)
+        kernels.append({"name": name, "handle": handle, "module": placed,
+                        "fused": sorted(paths) if len(paths) > 1 else [],
+                        "call_keys": _call_keys(value.get("pre_grad_nodes") or [], stacks, alias,
+                                                placed)})
     return {"format": MAP_FORMAT, "version": MAP_VERSION, "torch": torch.__version__,
             "inputs": _input_specs(torch, example_args), "input_dims": input_dims,
             "symbols": symbols, "no_formula": no_formula, "calls_from": "forward hooks",

@@ -24,7 +24,6 @@
 #if TORCH_VERSION_MAJOR >= 2
 #include <c10/core/InferenceMode.h>
 #include <caffe2/serialize/inline_container.h>
-#include <jansson.h>
 #endif
 
 namespace lps {
@@ -42,10 +41,6 @@ using lps::Package;
 using lps::Pt2;
 
 #if TORCH_VERSION_MAJOR >= 2
-
-constexpr const char k_map_record[] = "data/layerprof/modules.json";
-constexpr const char k_map_format[] = "layerprof-pt2-map";
-constexpr int k_map_version = 2; // python/layerprof_export.py's MAP_VERSION
 
 // The active profiled package (one profiled model per process, as hooks.cpp's g_active).
 std::atomic<Package *> g_pt2{nullptr};
@@ -197,151 +192,6 @@ void on_end(const at::RecordFunction &, at::ObserverContext *) noexcept {
     if (m && th.driver == m) frame_end(th, m); // not another thread's op
 }
 
-// --- the map ---------------------------------------------------------------------------------
-
-std::string read_map(const char *path, bool *found) {
-    *found = false;
-    caffe2::serialize::PyTorchStreamReader reader{std::string(path)};
-    if (!reader.hasRecord(k_map_record)) return {};
-    auto [data, size] = reader.getRecord(k_map_record);
-    *found = true;
-    return std::string(static_cast<const char *>(data.get()), size);
-}
-
-const char *str_of(json_t *obj, const char *key) {
-    const char *s = json_string_value(json_object_get(obj, key));
-    return s ? s : "";
-}
-
-// Module `path` had work in the kernel at `kernel`, placed `depth` levels below the root in
-// `placed`: when that is another module, the module's row names where its time went
-// (lps_model_module_fused). Of several such kernels it names the one placed deepest, the most
-// specific (resnet18's first kernel, placed in the root, touches every convolution and batch
-// norm; a block's batch norm and ReLU went into the block's own kernel), the first of equals.
-void note_fused(Package *m, const std::string &path, const std::string &placed, size_t kernel,
-                size_t depth) {
-    auto it = m->path_to_module.find(path);
-    if (path == placed || it == m->path_to_module.end()) return;
-    Pt2::FusedInto &f = m->pt2->fused_into[static_cast<size_t>(it->second)];
-    if (f.kernel >= 0) f.more++;
-    if (f.kernel >= 0 && depth <= f.depth) return;
-    f.kernel = static_cast<int32_t>(kernel);
-    f.module = placed;
-    f.depth = depth;
-}
-
-// Fills the modules, kernels and inputs from the map; a status with a message on a malformed one.
-int parse_map(Package *m, const std::string &text, const char *path) {
-    json_error_t err;
-    json_t *root = json_loadb(text.data(), text.size(), 0, &err);
-    if (!root) {
-        return lp_error_set(LP_ERR_MODEL, "'%s': layerprof's module map is not JSON (%s, line %d)",
-                            path, err.text, err.line);
-    }
-    std::unique_ptr<json_t, void (*)(json_t *)> own(root, json_decref);
-    json_t *mods = json_object_get(root, "modules"), *kers = json_object_get(root, "kernels");
-    if (std::strcmp(str_of(root, "format"), k_map_format) != 0 || !json_is_array(mods) ||
-        !json_is_array(kers) || json_array_size(mods) == 0 ||
-        json_integer_value(json_object_get(root, "version")) != k_map_version) {
-        return lp_error_set(LP_ERR_MODEL,
-                            "'%s': layerprof's module map is not one this layerprof reads (format "
-                            "%s version %d); export the package again with "
-                            "python/layerprof_export.py",
-                            path, k_map_format, k_map_version);
-    }
-    Pt2 &p = *m->pt2;
-    // Maps written before the export counted calls with forward hooks have neither key.
-    p.calls_hooked = std::strcmp(str_of(root, "calls_from"), "forward hooks") == 0;
-    p.calls_without_nodes = json_array_size(json_object_get(root, "calls_without_nodes"));
-    size_t i;
-    json_t *v;
-    json_array_foreach(mods, i, v) {
-        lps::ModuleEntry e;
-        e.path = str_of(v, "path");
-        e.class_name = str_of(v, "class");
-        e.parent = i > 0 ? lps::parent_of(m, e.path) : -1;
-        if (i == 0 && !e.path.empty()) {
-            return lp_error_set(LP_ERR_MODEL, "'%s': the module map does not start with the root",
-                                path);
-        }
-        e.has_forward = json_is_true(json_object_get(v, "has_forward"));
-        auto num = [&](const char *key) {
-            json_int_t n = json_integer_value(json_object_get(v, key));
-            return n > 0 ? static_cast<uint64_t>(n) : uint64_t{0};
-        };
-        e.size =
-            lps_module_size{num("self_params"), num("params"), num("self_bytes"), num("bytes")};
-        m->path_to_module.emplace(e.path, static_cast<int32_t>(m->modules.size()));
-        m->modules.push_back(std::move(e));
-        p.calls.push_back(num("calls"));
-    }
-    p.fused_into.resize(m->modules.size());
-    std::vector<bool> has_kernel(m->modules.size());
-    json_array_foreach(kers, i, v) {
-        Pt2::Kernel k;
-        k.name = str_of(v, "name");
-        k.label = k.name;
-        std::string placed = str_of(v, "module");
-        size_t j;
-        json_t *f;
-        json_t *fused = json_object_get(v, "fused");
-        json_array_foreach(fused, j, f) {
-            if (j == 3) { // a row stays readable: the first three, and how many more
-                k.label += " + " + std::to_string(json_array_size(fused) - 3) + " more";
-                break;
-            }
-            // Each fused module by its path below the placement ("bn1"), the placement as "self".
-            std::string path = json_string_value(f) ? json_string_value(f) : "";
-            if (path == placed)
-                path = "self";
-            else if (!placed.empty() && path.compare(0, placed.size() + 1, placed + ".") == 0)
-                path = path.substr(placed.size() + 1);
-            k.label += (j == 0 ? " [fuses " : " + ") + path;
-        }
-        if (json_array_size(fused)) k.label += "]";
-        auto it = m->path_to_module.find(placed);
-        int32_t at = it == m->path_to_module.end() ? 0 : it->second;
-        for (int32_t n = at; n > 0; n = m->modules[n].parent)
-            k.chain.insert(k.chain.begin(), n);
-        has_kernel[static_cast<size_t>(at)] = true;
-        json_array_foreach(fused, j, f) // every one, though the label names three
-            note_fused(m, json_string_value(f) ? json_string_value(f) : "", placed,
-                       p.kernels.size(), k.chain.size());
-        // The modules this kernel shares with the one before it, up to the innermost that the
-        // export saw called exactly once per forward: both kernels then ran inside that one call,
-        // and the wrapper's code between them is its code. A module called several times cannot
-        // tell its calls' kernels apart (the map has no call per kernel), nor can a ModuleList
-        // that is never called hold the code of the module that loops over it.
-        if (!p.kernels.empty()) {
-            const std::vector<int32_t> &before = p.kernels.back().chain;
-            size_t common = 0;
-            while (common < before.size() && common < k.chain.size() &&
-                   before[common] == k.chain[common])
-                common++;
-            while (common > 0 && p.calls[static_cast<size_t>(k.chain[common - 1])] != 1)
-                common--;
-            k.shared = common;
-        }
-        p.kernels.push_back(std::move(k));
-    }
-    // A module with kernels of its own has its own time on its row: the marker is for those
-    // whose work all went into other modules' kernels (the rows that read 0 us).
-    for (size_t n = 0; n < has_kernel.size(); n++)
-        if (has_kernel[n]) p.fused_into[n] = Pt2::FusedInto{};
-    json_array_foreach(json_object_get(root, "inputs"), i, v)
-        p.inputs.push_back(json_string_value(v) ? json_string_value(v) : "");
-    for (const auto &s : p.inputs)
-        m->default_inputs += s + "\n";
-    m->has_default_inputs = !p.inputs.empty();
-    std::vector<const char *> examples;
-    for (const auto &s : p.inputs)
-        examples.push_back(s.c_str());
-    lp_pt2_shapes *shapes = nullptr;
-    int rc = lp_pt2_shapes_read(&shapes, root, mods, examples.data(), examples.size(), path);
-    p.shapes.reset(shapes);
-    return rc;
-}
-
 // A tensor's dtype as the map's example specs name it ("float32", "int64": lp_dtype_name's, else
 // libtorch's), a string that lives on.
 const char *dtype_of(const at::Tensor &t) {
@@ -385,14 +235,14 @@ int pt2_load(Package *m, const char *path) {
     bool found = false;
     std::string text;
     try {
-        text = read_map(path, &found);
+        text = pt2_read_map(path, &found);
     } catch (const std::exception &e) {
         std::string_view why = condense(e.what());
         return lp_error_set(LP_ERR_MODEL, "cannot load '%s' as an AOTInductor package: %.*s", path,
                             static_cast<int>(why.size()), why.data());
     }
     if (found) {
-        if (int rc = parse_map(m, text, path)) return rc;
+        if (int rc = pt2_parse_map(m, text, path)) return rc;
         p.has_map = true;
     } else {
         // No map: one root, every kernel under it. The package's own input check is the only one
@@ -460,7 +310,7 @@ int pt2_attach(Package *m, void *loader, const char *path) {
     bool found = false;
     std::string text, library;
     try {
-        text = read_map(path, &found);
+        text = pt2_read_map(path, &found);
         caffe2::serialize::PyTorchStreamReader reader{std::string(path)};
         for (const std::string &record : reader.getAllRecords()) // the package's compiled model
             if (record.size() > 11 && record.compare(record.size() - 11, 11, ".wrapper.so") == 0)
@@ -476,7 +326,7 @@ int pt2_attach(Package *m, void *loader, const char *path) {
                             "exported with python/layerprof_export.py (the map places its kernels "
                             "in modules; give the path the loader was loaded from as the model)",
                             path);
-    if (int rc = parse_map(m, text, path)) return rc;
+    if (int rc = pt2_parse_map(m, text, path)) return rc;
     p.has_map = true;
     p.runner = static_cast<torch::inductor::AOTIModelPackageLoader *>(loader);
     // The loader's library is loaded under its name in the package (in a directory of its own).
@@ -531,8 +381,7 @@ int pt2_check_inputs(Package *m, lps_inputs *in) {
 }
 
 void pt2_profile_begin(Package *m) {
-    Package *expected = nullptr;
-    if (!g_pt2.compare_exchange_strong(expected, m)) return;
+    g_pt2.store(m); // profile.cpp's lps_profile_begin made it the one profiled model
     t_kernel.depth = 0;
     // The ATen ops inside extern kernels are wanted only as --events rows: without them the
     // rebound imports see every kernel, and no op builds a record (docs/pt2.md).
@@ -553,8 +402,7 @@ void pt2_profile_end(Package *m) noexcept {
     if (g_pt2.load() != m) return;
     pt2_imports_observe(nullptr, nullptr);
     g_by_imports.store(false, std::memory_order_relaxed);
-    Package *expected = m;
-    g_pt2.compare_exchange_strong(expected, nullptr);
+    g_pt2.store(nullptr);
 }
 
 void pt2_import_start(const char *name) noexcept {

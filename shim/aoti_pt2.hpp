@@ -1,7 +1,7 @@
 // aoti_pt2.hpp: the AOTInductor backend's state (lps::Package) and what its files share: the
 // backend's table, loading and attaching (aoti_backend.cpp), loading and running a package and
-// timing its kernels (aoti.cpp), its rebound imports (aoti_rebind.cpp) and the shapes a program
-// gives for its next forward (aoti_shapes.cpp).
+// timing its kernels (aoti.cpp), reading its map (aoti_map.cpp), its rebound imports
+// (aoti_rebind.cpp) and the shapes a program gives for its next forward (aoti_shapes.cpp).
 #pragma once
 
 #include <torch/version.h>
@@ -65,9 +65,12 @@ struct Pt2 {
         std::string name;           // as kernel_information.json names it (no "graph_0_")
         std::string label;          // its op row: the name, and the modules it fused
         std::vector<int32_t> chain; // the modules from below the root down to its placement
-        // How many of `chain`'s first modules the kernel before it in the map shares, up to the
-        // innermost called once per forward: their frames stay open from that kernel to this one
-        // (aoti.cpp, parse_map and frame_end).
+        // Per module of `chain`: which call of it the kernel ran in (a number per call key of
+        // the map), -1 where the map does not say (aoti_map.cpp).
+        std::vector<int32_t> call_keys;
+        // How many of `chain`'s first modules the kernel before it in the map shares, down to
+        // the innermost that both ran inside one call of: their frames stay open from that
+        // kernel to this one (aoti_map.cpp's shared_frames, aoti.cpp's frame_end).
         size_t shared = 0;
     };
     std::vector<Kernel> kernels;
@@ -115,6 +118,15 @@ inline Package *package(lps_model *m) noexcept {
 inline const Package *package(const lps_model *m) noexcept {
     return m->backend->kind == Backend::Kind::package ? static_cast<const Package *>(m) : nullptr;
 }
+
+// The package's layerprof map (aoti_map.cpp). pt2_read_map returns the map's text and whether
+// the package holds one (throws what libtorch's archive reader throws for a file that is not a
+// package); pt2_parse_map fills m's modules, kernels and default inputs from it: a status with
+// a message for a malformed map or one of another version.
+#if TORCH_VERSION_MAJOR >= 2
+std::string pt2_read_map(const char *path, bool *found);
+int pt2_parse_map(Package *m, const std::string &text, const char *path);
+#endif
 
 // The package's side (aoti.cpp). A path ending in .pt2 is one. pt2_load fills m->modules and the
 // default inputs from the package's layerprof map (or gives it one root without a map), and

@@ -71,9 +71,15 @@ def report(lp, model, tmp, extra=(), tag="", env=None):
 def gap_owners(the_map):
     """The modules the wrapper's code between two consecutive kernels is timed in, worked out
     from the map on its own (the shim's rule, docs/pt2.md "Self and total"): the innermost module
-    both kernels' placements are in, among those called exactly once per forward, taken from the
-    top down while they are shared (the root's, left out, when there is none)."""
+    both kernels' placements are in and both ran inside one call of (their call keys for it
+    agree; without a key for it in either, it is called exactly once per forward), taken from
+    the top down while they are shared (the root's, left out, when there is none)."""
     calls = {m["path"]: m.get("calls", 0) for m in the_map["modules"]}
+
+    def one_call(before, after, path):
+        a = before.get("call_keys", {}).get(path)
+        b = after.get("call_keys", {}).get(path)
+        return a == b if a is not None and b is not None else calls.get(path, 0) == 1
 
     def chain(path):
         parts = path.split(".") if path else []
@@ -86,11 +92,36 @@ def gap_owners(the_map):
         common = 0
         while common < min(len(a), len(b)) and a[common] == b[common]:
             common += 1
-        while common and calls.get(b[common - 1], 0) != 1:
+        while common and not one_call(before, after, b[common - 1]):
             common -= 1
         if common:
             owners.add(b[common - 1])
     return owners
+
+
+def check_call_keys(name, the_map):
+    """The export's call key per kernel and module (which call of the module the kernel ran in):
+    every kernel placed in a module that has a forward has one for it (no test package fuses
+    nodes of two calls), and a module has at most as many distinct keys as calls per forward. In
+    pat_traced, blocks.0 (called twice, no kernel of its own) has two, which gap_owners then
+    makes the owner of the code between its children's kernels in each call."""
+    calls = {m["path"]: m.get("calls", 0) for m in the_map["modules"]}
+    called = {m["path"] for m in the_map["modules"] if m.get("has_forward") and m["path"]}
+    seen = {}
+    for k in the_map["kernels"]:
+        keys = k.get("call_keys")
+        check(keys is not None, f"{name}: kernel {k['name']} has no call keys in the map")
+        keys = keys or {}
+        check(k["module"] not in called or k["module"] in keys,
+              f"{name}: kernel {k['name']} has no call key for its module {k['module']}")
+        for path, key in keys.items():
+            seen.setdefault(path, set()).add(key)
+    for path, keys in seen.items():
+        check(len(keys) <= max(calls.get(path, 0), 1),
+              f"{name}: {path}: {len(keys)} call keys, {calls.get(path, 0)} calls per forward")
+    if name.startswith("pat_traced"):
+        check(len(seen.get("blocks.0", ())) == 2,
+              f"{name}: blocks.0 (called twice) has call keys {seen.get('blocks.0')}")
 
 
 def check_model(lp, d, name, tmp, extra=(), tag="", how=None):
@@ -146,6 +177,7 @@ def check_model(lp, d, name, tmp, extra=(), tag="", how=None):
         if model == "resnet18" and m["class"] == "Conv2d":
             check(path in placed, f"{name}: {path} (Conv2d) has no kernel of its own")
     check(compared > 0, f"{name}: no module had calls")
+    check_call_keys(name, the_map)
     check_fused_rows(name, mods, kernels)
     by_parent = {}
     for i, m in enumerate(mods):
