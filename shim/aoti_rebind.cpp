@@ -29,6 +29,7 @@
 #include <atomic>
 #include <cstdint>
 #include <cstring>
+#include <exception>
 #include <set>
 #include <string>
 #include <vector>
@@ -97,9 +98,8 @@ void scan_relocs(const dl_phdr_info *info, const ElfW(Rela) * rel, size_t bytes,
     }
 }
 
-int visit(dl_phdr_info *info, size_t, void *data) {
-    Scan &scan = *static_cast<Scan *>(data);
-    if (!info->dlpi_name || !*info->dlpi_name || !scan.which->matches(info->dlpi_name)) return 0;
+void visit(dl_phdr_info *info, Scan &scan) {
+    if (!info->dlpi_name || !*info->dlpi_name || !scan.which->matches(info->dlpi_name)) return;
     const ElfW(Dyn) *dyn = nullptr;
     for (int i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr) &ph = info->dlpi_phdr[i];
@@ -109,7 +109,7 @@ int visit(dl_phdr_info *info, size_t, void *data) {
             scan.relro.emplace_back(info->dlpi_addr + ph.p_vaddr,
                                     info->dlpi_addr + ph.p_vaddr + ph.p_memsz);
     }
-    if (!dyn) return 0;
+    if (!dyn) return;
     const ElfW(Sym) *symtab = nullptr;
     const char *strtab = nullptr;
     const ElfW(Rela) *jmprel = nullptr, *rela = nullptr;
@@ -142,14 +142,12 @@ int visit(dl_phdr_info *info, size_t, void *data) {
             break;
         }
     }
-    if (!symtab || !strtab || !pltrel_is_rela) return 0;
+    if (!symtab || !strtab || !pltrel_is_rela) return;
     scan_relocs(info, jmprel, jmprel_bytes, symtab, strtab, scan);
     scan_relocs(info, rela, rela_bytes, symtab, strtab, scan);
-    return 0;
 }
 
-int collect_segments(dl_phdr_info *info, size_t, void *data) {
-    Scan &scan = *static_cast<Scan *>(data);
+void collect_segments(dl_phdr_info *info, Scan &scan) {
     for (int i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr) &ph = info->dlpi_phdr[i];
         auto range =
@@ -157,12 +155,29 @@ int collect_segments(dl_phdr_info *info, size_t, void *data) {
         if (ph.p_type == PT_GNU_RELRO) scan.relro.push_back(range);
         if (ph.p_type == PT_LOAD) scan.mapped.push_back(range);
     }
-    return 0;
 }
 
-int collect_names(dl_phdr_info *info, size_t, void *data) {
-    if (info->dlpi_name) static_cast<std::set<std::string> *>(data)->insert(info->dlpi_name);
-    return 0;
+// Calls fn(info) for every loaded object. dl_iterate_phdr runs its callback inside glibc with the
+// loader's lock held: an exception (the vectors' bad_alloc) must not unwind through it. The
+// callback catches it and stops the walk, and it is thrown again here, outside glibc.
+template <typename Fn> void for_each_object(Fn fn) {
+    struct Walk {
+        Fn *fn;
+        std::exception_ptr error;
+    } walk{&fn, nullptr};
+    dl_iterate_phdr(
+        [](dl_phdr_info *info, size_t, void *data) -> int {
+            Walk &w = *static_cast<Walk *>(data);
+            try {
+                (*w.fn)(info);
+                return 0;
+            } catch (...) {
+                w.error = std::current_exception();
+                return 1;
+            }
+        },
+        &walk);
+    if (walk.error) std::rethrow_exception(walk.error);
 }
 
 // Writes `value` into `slot`, lifting RELRO's read-only protection around the write.
@@ -194,13 +209,15 @@ bool RebindTarget::matches(const char *path) const {
 
 std::set<std::string> loaded_objects() {
     std::set<std::string> names;
-    dl_iterate_phdr(collect_names, &names);
+    for_each_object([&](dl_phdr_info *info) {
+        if (info->dlpi_name) names.insert(info->dlpi_name);
+    });
     return names;
 }
 
 int pt2_rebind(const RebindTarget &which, std::vector<ReboundSlot> *slots) {
     Scan scan{&which, {}, {}, {}, {}};
-    dl_iterate_phdr(visit, &scan);
+    for_each_object([&](dl_phdr_info *info) { visit(info, scan); });
     if (scan.starts.empty() || scan.ends.empty()) return 0; // no kernel profiling in it
     std::vector<ReboundSlot> done;
     bool ok = true;
@@ -227,7 +244,7 @@ void pt2_unbind(const std::vector<ReboundSlot> &slots) noexcept {
     if (slots.empty()) return;
     Scan scan{nullptr, {}, {}, {}, {}};
     try {
-        dl_iterate_phdr(collect_segments, &scan);
+        for_each_object([&](dl_phdr_info *info) { collect_segments(info, scan); });
     } catch (...) { // out of memory: the slots keep the wrappers, which only pass through
         return;
     }

@@ -1,7 +1,6 @@
 // modules.cpp: a TorchScript model's modules as layerprof numbers them: named_modules() in
 // order, each with its parent, class, `self` object (what a frame or marker names) and the sizes
-// of its parameters and buffers. parent_of is both backends': a package's map lists its modules
-// by path too (aoti.cpp).
+// of its parameters and buffers.
 #include <unordered_set>
 
 #include "torchscript.hpp"
@@ -37,13 +36,6 @@ static void module_sizes(lps::TorchScript *m, const torch::jit::named_module_lis
             add(b.value, false);
         i++;
     }
-}
-
-int32_t lps::parent_of(const lps_model *m, const std::string &path) {
-    if (path.empty()) return -1;
-    size_t dot = path.rfind('.');
-    auto it = m->path_to_module.find(dot == std::string::npos ? "" : path.substr(0, dot));
-    return it == m->path_to_module.end() ? 0 : it->second;
 }
 
 // Whether code calls the module: its class has forward, or only overloads of it.

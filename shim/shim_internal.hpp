@@ -212,8 +212,14 @@ inline c10::ArrayRef<const c10::IValue> op_inputs(const at::RecordFunction &fn) 
 c10::ScalarType scalar_type(lp_dtype d) noexcept;
 
 // The parent of the module at dotted `path` among those listed so far (the root for a top-level
-// one or a path whose parent is not listed), -1 for the root itself (modules.cpp).
-int32_t parent_of(const lps_model *m, const std::string &path);
+// one or a path whose parent is not listed), -1 for the root itself: both backends list their
+// modules by path (TorchScript's modules.cpp, a package's map in aoti_map.cpp).
+inline int32_t parent_of(const lps_model *m, const std::string &path) {
+    if (path.empty()) return -1;
+    size_t dot = path.rfind('.');
+    auto it = m->path_to_module.find(dot == std::string::npos ? "" : path.substr(0, dot));
+    return it == m->path_to_module.end() ? 0 : it->second;
+}
 
 // Calls f(const at::Tensor &) on every tensor of `v`: itself, or those inside its tuples, lists and
 // dicts (in insertion order), depth first. Other values are skipped.
