@@ -130,20 +130,25 @@ def _node_modules(ep):
     return innermost, stacks, calls
 
 
-def _call_keys(nodes, stacks, alias, placed):
+def _call_keys(nodes, stacks, alias, placed, known, index):
     """Which call of each module from below the root down to `placed` a kernel ran in: {path:
-    call key} for the modules whose nn_module_stack key is the same for all the kernel's nodes.
-    torch.export gives every call of a module its own key ("cell", "cell@1", ...), so two kernels
-    with one key for a module ran inside one call of it, and layerprof keeps that module's frame
-    open between them (docs/pt2.md, "Self and total"). A module whose nodes of two calls were
-    fused into one kernel gets no key there."""
+    call key}. torch.export gives every call of a module its own key in each node's
+    nn_module_stack ("cell", "cell@1", ...): two kernels with one key for a module ran inside one
+    call of it, and layerprof keeps that module's frame open between them (docs/pt2.md, "Self
+    and total"). A module on the chain without one key shared by all the kernel's nodes (nodes of
+    two calls fused into one kernel; a shared module reached through its second path, whose first
+    path's parents are not on the stack; a ModuleList, never called) gets a key of this kernel's
+    own, "!INDEX" (its index in the map), which matches no other kernel's: that frame is never
+    kept open for this kernel."""
     common = None
     for node in nodes:
         keys = {alias.get(p, p): k for k, p in stacks.get(node, [])}
         common = keys if common is None else {
             p: k for p, k in common.items() if keys.get(p) == k}
-    return {p: k for p, k in (common or {}).items()
-            if p and (p == placed or placed.startswith(p + "."))}
+    common = common or {}
+    parts = placed.split(".") if placed else []
+    chain = [".".join(parts[:i + 1]) for i in range(len(parts))]
+    return {p: common.get(p, f"!{index}") for p in chain if p in known}
 
 
 def _kernel_order(info):
@@ -224,7 +229,7 @@ def build_map(model, ep, kernel_info, example_args, dynamic_shapes=None):
                         "flops": _written(printer, flops.get(path, 0)),
                         "out_shapes": out_shapes.get(path, [])})
     kernels = []
-    for handle, name, value in _kernel_order(kernel_info):
+    for index, (handle, name, value) in enumerate(_kernel_order(kernel_info)):
         paths = []
         for node in value.get("pre_grad_nodes") or []:
             p = _known_path(innermost.get(node, ""), known)
@@ -236,7 +241,7 @@ def build_map(model, ep, kernel_info, example_args, dynamic_shapes=None):
         kernels.append({"name": name, "handle": handle, "module": placed,
                         "fused": sorted(paths) if len(paths) > 1 else [],
                         "call_keys": _call_keys(value.get("pre_grad_nodes") or [], stacks, alias,
-                                                placed)})
+                                                placed, known, index)})
     return {"format": MAP_FORMAT, "version": MAP_VERSION, "torch": torch.__version__,
             "inputs": _input_specs(torch, example_args), "input_dims": input_dims,
             "symbols": symbols, "no_formula": no_formula, "calls_from": "forward hooks",

@@ -10,8 +10,9 @@
 // order: the k-th kernel call of a forward is the map's k-th kernel when its name agrees. Its time
 // goes to its module as a method frame (time, not a call: the calls come from the map, added once
 // per forward), the ATen ops an extern kernel runs inside it become its op rows. The frames of the
-// modules called once per forward that a kernel shares with the map's next one stay open between
-// the two, so that the wrapper's code there is timed in the innermost of them.
+// modules a kernel shares with the map's next one, down to the innermost that both ran inside one
+// call of (aoti_map.cpp), stay open between the two, so that the wrapper's code there is timed in
+// that module.
 #include "aoti_pt2.hpp"
 
 #include <atomic>

@@ -45,9 +45,10 @@ void note_fused(Package *m, const std::string &path, const std::string &placed, 
 
 // Whether kernels `a` and `b`, their chains equal down to `level`, ran inside one call of the
 // module at `level`: the map's call keys say which call of it each kernel's nodes came from
-// (torch.export names every call of a module: "cell", "cell@1", ...); where either kernel has
-// none for it (a map written before the keys, or a kernel that fused nodes of two calls), only
-// a module the export saw called exactly once per forward is known to be one call.
+// (torch.export names every call of a module: "cell", "cell@1", ...; a kernel whose nodes do not
+// agree has a key of its own there, "!INDEX"); where either kernel has none (a map written
+// before the keys), only a module the export saw called exactly once per forward is known to be
+// one call.
 bool one_call(const Pt2 &p, const Pt2::Kernel &a, const Pt2::Kernel &b, size_t level) {
     int32_t ka = a.call_keys[level], kb = b.call_keys[level];
     if (ka >= 0 && kb >= 0) return ka == kb;

@@ -219,7 +219,8 @@ int pt2_rebind(const RebindTarget &which, std::vector<ReboundSlot> *slots) {
     Scan scan{&which, {}, {}, {}, {}};
     for_each_object([&](dl_phdr_info *info) { visit(info, scan); });
     if (scan.starts.empty() || scan.ends.empty()) return 0; // no kernel profiling in it
-    std::vector<ReboundSlot> done;
+    std::vector<ReboundSlot> done; // reserved: a slot written is always recorded, to be put back
+    done.reserve(scan.starts.size() + scan.ends.size());
     bool ok = true;
     for (size_t i = 0; ok && i < scan.starts.size() + scan.ends.size(); i++) {
         bool start = i < scan.starts.size();
