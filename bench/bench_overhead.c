@@ -49,6 +49,7 @@ typedef struct variant {
     unsigned hooks;           /* the hooks installed around each block (0: none) */
     bench_samples fwd;        /* ns per forward, timed rounds only (the primary clock) */
     bench_samples fwd_other;  /* the same on the other clock (wall when the primary is CPU) */
+    size_t round_first;       /* where this round's forwards start in `fwd` */
     bench_samples block_med;  /* per round: median of the block (a diagnostic, see BLOCK_Q) */
     bench_samples block_fast; /* per round: the block's BLOCK_Q quantile, what ratios read */
     bench_samples begin_end;  /* ns for lps_profile_begin + lps_profile_end around a block */
@@ -61,18 +62,18 @@ typedef struct variant {
     int todo, record, quit;
 } variant;
 
-/* Each block stands for its round by its fast end, the 10th percentile of its forwards (the
- * fastest, in blocks of up to 5): the noise of a shared machine is one-sided. Another tenant's
- * work in the shared caches and memory makes some forwards slower, never one faster: resnet18,
- * four copies interleaved, 25 forwards each, read 37.5-38.1 ms at their fastest, 38.1-38.4 at
- * their 10th percentile, 39.6-40.3 at their median and 45.7-53.1 at their 90th
- * (bench/results/2026-11-28-fast-end.md). Every forward of a setting runs the same profiled
- * work, so what profiling adds is in its fast end as in its median; a cost paid by a few
- * forwards only (a sampled stream's) is not, and lp_bench_sampling times whole blocks. */
+/* Each round's block of a setting is read by its fast end, its forwards' 10th percentile: the
+ * noise of a shared machine is one-sided (another tenant's work slows some forwards, speeds none;
+ * bench/README.md, "The fast end"), and every forward of a setting runs the same profiled work.
+ * lp_bench_sampling, whose cost is in one forward in 100, times whole blocks instead. The block
+ * runs in up to ROUND_SLICES slices, the settings' slices interleaved, so that every setting's
+ * forwards are spread over the whole round and meet the same spells of that work (back to back,
+ * a spell of a second hit one setting's block and not the baseline's). Each slice is a profile of
+ * its own (begin/end around it, outside the timed forwards), as each block was. */
 #define BLOCK_Q 0.1
+#define ROUND_SLICES 8
 
 static void run_block(variant *v) {
-    size_t first = v->fwd.n;
     lp_event_sink sink = v->empty_sink
                              ? bench_counting_sink(&v->k)
                              : (v->rec.c ? bench_recording_sink(&v->rec) : (lp_event_sink){0});
@@ -111,12 +112,14 @@ static void run_block(variant *v) {
         uint64_t t3 = lp_now_ns();
         if (v->record) bench_samples_add(&v->begin_end, (double)((t1 - t0) + (t3 - t2)));
     }
-    if (v->record) {
-        size_t n = v->fwd.n - first;
-        memcpy(v->scratch, v->fwd.v + first, n * sizeof *v->scratch);
-        bench_samples_add(&v->block_med, bench_quantile_inplace(v->scratch, n, 0.5));
-        bench_samples_add(&v->block_fast, bench_quantile_inplace(v->scratch, n, BLOCK_Q));
-    }
+}
+
+/* The round's block, every slice of it: its median and its fast end. */
+static void close_round(variant *v) {
+    size_t n = v->fwd.n - v->round_first;
+    memcpy(v->scratch, v->fwd.v + v->round_first, n * sizeof *v->scratch);
+    bench_samples_add(&v->block_med, bench_quantile_inplace(v->scratch, n, 0.5));
+    bench_samples_add(&v->block_fast, bench_quantile_inplace(v->scratch, n, BLOCK_Q));
 }
 
 static void *variant_thread(void *arg) {
@@ -139,13 +142,6 @@ static void variant_run(variant *v, int n, int record) {
     sem_post(&v->go);
     while (sem_wait(&v->done) != 0 && errno == EINTR) {
     }
-}
-
-static void reserve(bench_samples *s, size_t n) {
-    double *p = realloc(s->v, n * sizeof *p);
-    if (!p) die("out of memory");
-    s->v = p;
-    s->cap = n;
 }
 
 static double cpu_seconds(void) {
@@ -227,11 +223,11 @@ static void start_settings(overhead *o, uint64_t est) {
         if (v->profiled) v->hooks = bench_hooks(mode, v->memory, v->ops);
         if (v->profiled && !v->empty_sink)
             bench_recording_open(&v->rec, o->mine[0].m, mode, v->memory, v->ops, 0, NULL);
-        reserve(&v->fwd, (size_t)rounds * (size_t)o->per_block + 1);
-        reserve(&v->fwd_other, (size_t)rounds * (size_t)o->per_block + 1);
-        reserve(&v->block_med, (size_t)rounds + 1);
-        reserve(&v->block_fast, (size_t)rounds + 1);
-        reserve(&v->begin_end, (size_t)rounds + 1);
+        bench_samples_reserve(&v->fwd, (size_t)rounds * (size_t)o->per_block + 1);
+        bench_samples_reserve(&v->fwd_other, (size_t)rounds * (size_t)o->per_block + 1);
+        bench_samples_reserve(&v->block_med, (size_t)rounds + 1);
+        bench_samples_reserve(&v->block_fast, (size_t)rounds + 1);
+        bench_samples_reserve(&v->begin_end, (size_t)rounds * ROUND_SLICES + 1);
         v->scratch = malloc((size_t)o->per_block * sizeof *v->scratch);
         if (!v->scratch) die("malloc");
         sem_init(&v->go, 0, 0);
@@ -261,11 +257,20 @@ static void run_rounds(overhead *o) {
     }
     double cpu0 = cpu_seconds();
     uint64_t wall0 = lp_now_ns();
-    /* Rounds: every setting runs one block, the order rotating so none always follows another. */
+    /* Rounds: every setting runs one block in slices, interleaved (ROUND_SLICES), the order
+     * rotating so none always follows another. */
+    int slices = o->per_block < ROUND_SLICES ? o->per_block : ROUND_SLICES;
     for (int r = 0; r < o->a->rounds; r++) {
         place_copies(o, r);
-        for (size_t j = 0; j < o->nv; j++)
-            variant_run(&o->vs[(j + (size_t)r) % o->nv], o->per_block, 1);
+        for (size_t i = 0; i < o->nv; i++)
+            o->vs[i].round_first = o->vs[i].fwd.n;
+        for (int sl = 0; sl < slices; sl++) {
+            int n = o->per_block / slices + (sl < o->per_block % slices);
+            for (size_t j = 0; j < o->nv; j++)
+                variant_run(&o->vs[(j + (size_t)r + (size_t)sl) % o->nv], n, 1);
+        }
+        for (size_t i = 0; i < o->nv; i++)
+            close_round(&o->vs[i]);
     }
     o->wall = (double)(lp_now_ns() - wall0) * 1e-9;
     o->cpu = cpu_seconds() - cpu0;

@@ -20,6 +20,17 @@ void bench_samples_add(bench_samples *s, double v) {
     s->v[s->n++] = v;
 }
 
+void bench_samples_reserve(bench_samples *s, size_t n) {
+    if (n <= s->cap) return;
+    double *p = realloc(s->v, n * sizeof *p);
+    if (!p) {
+        fprintf(stderr, "bench: out of memory\n");
+        exit(2);
+    }
+    s->v = p;
+    s->cap = n;
+}
+
 void bench_samples_free(bench_samples *s) {
     free(s->v);
     memset(s, 0, sizeof *s);

@@ -18,6 +18,8 @@ typedef struct bench_samples {
 } bench_samples;
 
 void bench_samples_add(bench_samples *s, double v);
+/* Room for n samples in all, so that adding them calls no allocator (a timed loop's heap count). */
+void bench_samples_reserve(bench_samples *s, size_t n);
 void bench_samples_free(bench_samples *s);
 /* The q-quantile (0..1, linear interpolation) of v[0..n); sorts a copy. 0 when n == 0. */
 double bench_quantile(const double *v, size_t n, double q);
