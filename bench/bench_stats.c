@@ -6,20 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-void bench_samples_add(bench_samples *s, double v) {
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? s->cap * 2 : 256;
-        double *p = realloc(s->v, cap * sizeof *p);
-        if (!p) {
-            fprintf(stderr, "bench: out of memory\n");
-            exit(2);
-        }
-        s->v = p;
-        s->cap = cap;
-    }
-    s->v[s->n++] = v;
-}
-
 void bench_samples_reserve(bench_samples *s, size_t n) {
     if (n <= s->cap) return;
     double *p = realloc(s->v, n * sizeof *p);
@@ -29,6 +15,11 @@ void bench_samples_reserve(bench_samples *s, size_t n) {
     }
     s->v = p;
     s->cap = n;
+}
+
+void bench_samples_add(bench_samples *s, double v) {
+    if (s->n == s->cap) bench_samples_reserve(s, s->cap ? s->cap * 2 : 256);
+    s->v[s->n++] = v;
 }
 
 void bench_samples_free(bench_samples *s) {
