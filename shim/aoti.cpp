@@ -69,7 +69,7 @@ struct KernelThread {
     int32_t module = 0;
     bool placed = false;
 };
-thread_local KernelThread t_kernel;
+LP_THREAD_LOCAL KernelThread t_kernel;
 
 // The container runner's own frame around the whole run: neither a kernel nor inside one.
 bool is_runner_frame(const char *name) {

@@ -134,7 +134,7 @@ struct EventTimer {
 };
 
 EventTimer *g_timer = nullptr;
-thread_local bool t_timed = false; // this thread began the timer
+LP_THREAD_LOCAL bool t_timed = false; // this thread began the timer
 std::atomic<uint64_t> g_other_threads{0};
 
 bool add_events(EventTimer &t, size_t spans) {

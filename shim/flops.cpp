@@ -16,6 +16,7 @@
 #include <array>
 #include <cstring>
 
+#include "base/thread_block.h"
 #include "shim_internal.hpp"
 
 namespace {
@@ -99,8 +100,27 @@ struct OpenOps {
     std::array<const char *, k_depth> unknown{};
     std::array<bool, k_depth> counted_inside{};
 };
-thread_local NameCache t_names;
-thread_local OpenOps t_open;
+// Both, 3 KB, are too big for the library's thread-local segment (thread_local.h): they live in
+// a block of the thread's own, made on its first op with a flops column asked for.
+struct FlopsThread {
+    NameCache names;
+    OpenOps open;
+};
+LP_THREAD_LOCAL FlopsThread *t_flops;
+void forget_flops() {
+    t_flops = nullptr;
+}
+lp_thread_block g_flops_block = {sizeof(FlopsThread), forget_flops, {}, {}};
+
+// The thread's state; null without memory for it, and then nothing is counted on this thread
+// (start and end alike, so the ops stay paired).
+FlopsThread *flops_thread() noexcept {
+    if (!t_flops) { // once per thread: zeroed memory is an empty NameCache and OpenOps
+        void *block = lp_thread_block_get(&g_flops_block);
+        if (block) t_flops = new (block) FlopsThread();
+    }
+    return t_flops;
+}
 
 using Inputs = c10::ArrayRef<const c10::IValue>;
 
@@ -238,13 +258,15 @@ uint64_t flops_of(Formula f, const char *name, Inputs in) {
 namespace lps {
 
 void flops_op_start(lps_model *m, const at::RecordFunction &fn) noexcept {
-    OpenOps &open = t_open;
+    FlopsThread *thread = flops_thread();
+    if (!thread) return;
+    OpenOps &open = thread->open;
     if (open.counted_depth) { // inside an op that counted: already included
         open.counted_depth++;
         return;
     }
     const char *name = fn.name();
-    Formula f = t_names.get(name);
+    Formula f = thread->names.get(name);
     if (f == Formula::unknown) {
         if (open.n_unknown < OpenOps::k_depth) {
             open.unknown[open.n_unknown] = name;
@@ -267,7 +289,9 @@ void flops_op_start(lps_model *m, const at::RecordFunction &fn) noexcept {
 }
 
 void flops_op_end(lps_model *m) noexcept {
-    OpenOps &open = t_open;
+    FlopsThread *thread = flops_thread();
+    if (!thread) return;
+    OpenOps &open = thread->open;
     if (open.counted_depth) {
         open.counted_depth--;
         return;
@@ -283,7 +307,7 @@ void flops_op_end(lps_model *m) noexcept {
 }
 
 void flops_reset() noexcept {
-    t_open = OpenOps{};
+    if (t_flops) t_flops->open = OpenOps{}; // a thread that never counted has nothing to reset
 }
 
 } // namespace lps

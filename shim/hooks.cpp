@@ -25,7 +25,7 @@ std::atomic<TorchScript *> g_active{nullptr};
 // not kept) are not delivered: the core's last answer on this thread. A stale answer from an
 // earlier session is harmless: a thread's first call event replaces it, and until then the core
 // has no measured call on the thread.
-__thread bool t_ops_wanted = false;
+__thread LP_TLS_MODEL bool t_ops_wanted = false;
 } // namespace lps
 
 namespace {
@@ -36,9 +36,9 @@ using lps::TorchScript;
 
 // How many ops are open that were not delivered (the core did not want them: t_ops_wanted), so
 // that their ends (ops nest on a thread) are skipped too.
-thread_local int t_skip_depth = 0;
+LP_THREAD_LOCAL int t_skip_depth = 0;
 // The op whose op_start is being delivered (LPS_HOOK_SHAPES): what lps_op_input_shapes describes.
-thread_local const at::RecordFunction *t_current_op = nullptr;
+LP_THREAD_LOCAL const at::RecordFunction *t_current_op = nullptr;
 
 inline bool is_fork_frame(const at::RecordFunction &fn) {
     return std::strcmp(fn.name(), "<forked function>") == 0;

@@ -14,7 +14,7 @@ namespace lps {
 
 // The markers run in every forward of a marked model, profiled or not: the check comes before
 // the clock read, so an unprofiled forward pays a load and a compare per marker.
-thread_local TorchScript *t_live = nullptr;
+__thread LP_TLS_MODEL TorchScript *t_live = nullptr;
 
 // Where the markers the calling thread runs deliver: its live recorded forward's sink, else the
 // profiled model's (markers hooks on), else nowhere. `m` receives the model.

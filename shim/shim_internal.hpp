@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "base/thread_local.h"
 #include "lp_shim.h"
 
 namespace lps {

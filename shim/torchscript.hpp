@@ -90,15 +90,16 @@ void begin_forward(TorchScript *m) noexcept;
 
 // The model whose live forward this thread is recording (lps_live_enter), or null: the markers
 // deliver to its live_sink, before looking at the process-wide profiled model (marker_calls.cpp).
-extern thread_local TorchScript *t_live;
+extern __thread LP_TLS_MODEL TorchScript *t_live;
 
 // The TorchScript model lps_profile_begin is profiling (one per process; set by this backend's
 // profile_begin, so that it is never a package), and the core's last answer on this thread to
 // whether it wants ops (an op's start is not delivered when it does not): hooks.cpp's callbacks
 // and the markers (marker_calls.cpp) read both on every event. __thread, not thread_local: a
-// plain TLS access from another file, with no initialisation wrapper to call.
+// plain TLS access from another file, with no initialisation wrapper to call (the same for
+// t_live); in the initial-exec model, as every thread-local of the library (thread_local.h).
 extern std::atomic<TorchScript *> g_active;
-extern __thread bool t_ops_wanted;
+extern __thread LP_TLS_MODEL bool t_ops_wanted;
 
 // Lists the modules of m->module, root first, with their parents and `self` objects
 // (modules.cpp).

@@ -16,11 +16,12 @@
 #include "api/session_internal.h"
 #include "base/clock.h"
 #include "base/error.h"
+#include "base/thread_local.h"
 #include "base/units.h"
 
 /* The sampler's generator for the calling thread, seeded per session and thread. */
 static _Atomic uint64_t next_thread_index = 0;
-static _Thread_local struct {
+static LP_THREAD_LOCAL struct {
     uint64_t session_id; /* whose generator `rng` is (0: none yet) */
     uint64_t rng;
 } t_sampler;

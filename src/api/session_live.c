@@ -13,6 +13,7 @@
 
 #include "api/session_internal.h"
 #include "base/error.h"
+#include "base/thread_local.h"
 #include "config/schedule.h"
 
 /* Session ids, so that a thread's state never carries over to another session opened at the same
@@ -26,7 +27,7 @@ typedef struct live_thread {
     session_forward fwd;
     lps_live_forward shim;
 } live_thread;
-static _Thread_local live_thread t_live;
+static LP_THREAD_LOCAL live_thread t_live;
 
 int session_live_setup(lp_session *s) {
     s->live_id = atomic_fetch_add(&next_session_id, 1);

@@ -4,25 +4,46 @@
 #include <stdarg.h>
 #include <stdio.h>
 
+#include "base/thread_block.h"
+#include "base/thread_local.h"
 #include "layerprof.h"
 
-/* Large enough for a positioned config error with the offending line and its caret. */
-static _Thread_local char lp_error_buf[4096];
+/* Large enough for a positioned config error with the offending line and its caret: too large for
+ * the thread-local segment (thread_local.h), so each thread's message lives in a block of its own,
+ * made on its first error. */
+#define LP_ERROR_MAX 4096
+static LP_THREAD_LOCAL char *t_message; /* NULL until the thread's first error */
+
+/* What lp_error_last says when there was no memory to keep the message in. */
+static LP_THREAD_LOCAL const char *t_unkept;
+
+static void forget_message(void) {
+    t_message = NULL;
+}
+static lp_thread_block error_block = {.size = LP_ERROR_MAX, .forget = forget_message};
 
 int lp_error_set(int status, const char *fmt, ...) {
+    if (!t_message) t_message = lp_thread_block_get(&error_block);
+    if (!t_message) {
+        t_unkept = "out of memory (the error message could not be kept)";
+        return status;
+    }
+    t_unkept = NULL;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(lp_error_buf, sizeof lp_error_buf, fmt, ap);
+    vsnprintf(t_message, LP_ERROR_MAX, fmt, ap);
     va_end(ap);
     return status;
 }
 
 void lp_error_clear(void) {
-    lp_error_buf[0] = '\0';
+    t_unkept = NULL;
+    if (t_message) t_message[0] = '\0';
 }
 
 const char *lp_error_last(void) {
-    return lp_error_buf;
+    if (t_unkept) return t_unkept;
+    return t_message ? t_message : "";
 }
 
 const char *lp_status_name(int status) {

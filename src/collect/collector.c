@@ -18,12 +18,13 @@
 #include "base/clock.h"
 #include "base/error.h"
 #include "base/ptrmap.h"
+#include "base/thread_local.h"
 #include "collect/collector_internal.h"
 #include "collect/cuda_join.h"
 #include "layerprof.h"
 
-static _Thread_local uint64_t tls_generation;
-static _Thread_local lp_thread_state *tls_state;
+static LP_THREAD_LOCAL uint64_t tls_generation;
+static LP_THREAD_LOCAL lp_thread_state *tls_state;
 
 /* The calling thread's state on its first event of this collector: out of line, so that the hot
  * path's callers keep state_of's one compare and save no registers for this call. */

@@ -9,6 +9,8 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "base/thread_block.h"
+#include "base/thread_local.h"
 #include "layerprof.h"
 
 #if LP_HAVE_CUPTI
@@ -177,8 +179,14 @@ static const char *cupti_str(CUptiResult r) {
 /* The launching thread's scopes (LP_CUPTI_TAGGING_CALLBACKS): the launch callbacks run on the
  * thread that launches, so the innermost scope pushed there is the one the launch belongs to. */
 #define LP_CUPTI_MAX_DEPTH 256
-static _Thread_local uint64_t tl_scopes[LP_CUPTI_MAX_DEPTH];
-static _Thread_local uint32_t tl_depth;
+static LP_THREAD_LOCAL uint64_t *tl_scopes; /* LP_CUPTI_MAX_DEPTH, a thread block of its own */
+static LP_THREAD_LOCAL uint32_t tl_depth;
+
+static void forget_scopes(void) {
+    tl_scopes = NULL;
+}
+static lp_thread_block scopes_block = {.size = LP_CUPTI_MAX_DEPTH * sizeof(uint64_t),
+                                       .forget = forget_scopes};
 
 /* Hot path: called by CUPTI on entry to and exit from each enabled launch function. Only the
  * enabled functions call it (cuptiEnableCallback per function), and only while a run records. */
@@ -188,7 +196,9 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CU
     if (domain != CUPTI_CB_DOMAIN_RUNTIME_API && domain != CUPTI_CB_DOMAIN_DRIVER_API) return;
     const CUpti_CallbackData *d = data;
     uint32_t depth = tl_depth;
-    if (d->callbackSite != CUPTI_API_ENTER || depth == 0 || depth > LP_CUPTI_MAX_DEPTH) return;
+    if (d->callbackSite != CUPTI_API_ENTER || depth == 0 || depth > LP_CUPTI_MAX_DEPTH ||
+        !tl_scopes)
+        return;
     lp_cupti *p = atomic_load_explicit(&g_active, memory_order_acquire);
     if (!p || !p->tags) return;
     size_t i = atomic_fetch_add_explicit(&p->n_tags, 1, memory_order_relaxed);
@@ -383,7 +393,8 @@ int lp_cupti_enable(lp_cupti *c, char *why, size_t n) {
 void lp_cupti_push(lp_cupti *c, uint64_t scope) {
     if (c->tagging == LP_CUPTI_TAGGING_CALLBACKS) {
         uint32_t d = tl_depth++;
-        if (d < LP_CUPTI_MAX_DEPTH)
+        if (!tl_scopes) tl_scopes = lp_thread_block_get(&scopes_block); /* once per thread */
+        if (d < LP_CUPTI_MAX_DEPTH && tl_scopes)
             tl_scopes[d] = scope;
         else
             atomic_fetch_add_explicit(&c->push_failures, 1, memory_order_relaxed);
@@ -396,7 +407,7 @@ void lp_cupti_push(lp_cupti *c, uint64_t scope) {
 void lp_cupti_pop(lp_cupti *c, uint64_t scope) {
     if (c->tagging == LP_CUPTI_TAGGING_CALLBACKS) {
         uint32_t d = tl_depth;
-        if (d == 0 || (d <= LP_CUPTI_MAX_DEPTH && tl_scopes[d - 1] != scope))
+        if (d == 0 || (d <= LP_CUPTI_MAX_DEPTH && (!tl_scopes || tl_scopes[d - 1] != scope)))
             atomic_fetch_add_explicit(&c->push_failures, 1, memory_order_relaxed);
         if (d) tl_depth = d - 1;
         return;
