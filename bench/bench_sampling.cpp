@@ -17,10 +17,15 @@
 //            cost over `opt` per forward is what an unsampled forward costs (ns);
 //   1/100    attached, sample_every 100;  1/10  attached, sample_every 10.
 // Each copy warms up (3 forwards, unprofiled), then every round times one block of B forwards
-// of each setting back to back, in an order that rotates each round; x_opt is the median over
-// rounds of block / opt's block in the same round (on the thread's CPU clock), with its interval
-// as lp_bench_torch's (bench_ratio_interval: the order-statistic 95% interval of that median,
-// widened each side by the [A/A] spread, at least BENCH_RATIO_FLOOR; bench/README.md,
+// of each setting, in ROUND_SLICES slices: slice s of every setting, in an order that rotates
+// each round, before slice s + 1 of any, so that every setting's forwards spread over the whole
+// round and meet the same spells of the machine's other work (back to back, a spell of a second
+// slowed one setting's block and not the reference's; bench/README.md, "Slices"). A block's time
+// is the sum of its slices'; the 1/100 setting's block still holds its B/100 profiled forwards,
+// wherever they fall (the sampler counts the session's forwards, not the slices). x_opt is the
+// median over rounds of block / opt's block in the same round (on the thread's CPU clock), with its
+// interval as lp_bench_torch's (bench_ratio_interval: the order-statistic 95% interval of that
+// median, widened each side by the [A/A] spread, at least BENCH_RATIO_FLOOR; bench/README.md,
 // "Verdicts"). B is a multiple of 100, so each block of 1/100 holds exactly B/100 profiled
 // forwards. The budget (1/100 <= 1.01x) is printed as a BUDGET line (bench_stats.h): PASS, MISS,
 // UNSURE, or SUSPECT when a session's stream reads faster than `opt` beyond the noise (it runs
@@ -101,7 +106,8 @@ static uint64_t sampled_forwards(lp_session *s) {
     return lp_session_run_info(s, &info) == LP_OK ? info.iterations : 0;
 }
 
-static void run_block(Setting &st, const std::vector<c10::IValue> &in, int n) {
+// Runs n forwards of the setting: the thread's CPU time they took.
+static double run_forwards(Setting &st, const std::vector<c10::IValue> &in, int n) {
     uint64_t t0 = bench_cpu_ns();
     for (int i = 0; i < n; i++) {
         if (!st.session) {
@@ -114,7 +120,26 @@ static void run_block(Setting &st, const std::vector<c10::IValue> &in, int n) {
     }
     // The thread's CPU time: one intra-op thread runs the whole forward on this thread, and the CPU
     // clock does not count the time the machine's other work preempted it (bench/README.md).
-    bench_samples_add(&st.block_ns, (double)(bench_cpu_ns() - t0));
+    return (double)(bench_cpu_ns() - t0);
+}
+
+#define ROUND_SLICES 10
+
+// One round: a block of `block` forwards of every setting, in slices interleaved (see the top).
+static void run_round(std::vector<Setting> &settings, const std::vector<c10::IValue> &in, int block,
+                      int round) {
+    size_t n = settings.size();
+    int slices = block < ROUND_SLICES ? block : ROUND_SLICES;
+    std::vector<double> sum(n, 0.0);
+    for (int s = 0; s < slices; s++) {
+        int forwards = block / slices + (s < block % slices); // the slices add up to the block
+        for (size_t k = 0; k < n; k++) {
+            size_t i = (k + (size_t)round) % n;
+            sum[i] += run_forwards(settings[i], in, forwards);
+        }
+    }
+    for (size_t i = 0; i < n; i++)
+        bench_samples_add(&settings[i].block_ns, sum[i]);
 }
 
 static int stream(const char *path, const char *spec, int block, int rounds, const char *name) {
@@ -141,14 +166,11 @@ static int stream(const char *path, const char *spec, int block, int rounds, con
         }
     }
     // One untimed round: each copy's caches and the sampler's first (profiled) forward.
-    for (auto &st : settings)
-        run_block(st, in, block);
+    run_round(settings, in, block, 0);
     for (auto &st : settings)
         st.block_ns.n = 0;
-    size_t n = settings.size();
     for (int r = 0; r < rounds; r++)
-        for (size_t k = 0; k < n; k++)
-            run_block(settings[(k + (size_t)r) % n], in, block);
+        run_round(settings, in, block, r);
     const bench_samples &ref = settings[0].block_ns;
     double base_us = bench_median(ref.v, ref.n) / block / 1000;
     // The harness's own spread: how far the [A/A] copy strays from 1.000 in its interval; it
@@ -192,9 +214,11 @@ static int stream(const char *path, const char *spec, int block, int rounds, con
     double cover = 0;
     bench_median_ci(ref.v, ref.n, &cover);
     std::printf("INFO|%s: each ± is the %.1f%% order-statistic interval of the median per-round "
-                "ratio (%d rounds of %d forwards), widened each side by the [A/A] spread %.4f (at "
+                "ratio (%d rounds of %d forwards in %d slices), widened each side by the [A/A] "
+                "spread %.4f (at "
                 "least %.3f)\n",
-                name, cover * 100, rounds, block, aa_dev, BENCH_RATIO_FLOOR);
+                name, cover * 100, rounds, block, block < ROUND_SLICES ? block : ROUND_SLICES,
+                aa_dev, BENCH_RATIO_FLOOR);
     for (auto &st : settings)
         bench_samples_free(&st.block_ns);
     return 0;
