@@ -217,7 +217,7 @@ static void start_settings(overhead *o, uint64_t est) {
     lp_mode mode = bench_mode_of(o->exec);
     int rounds = o->a->rounds;
     o->per_block = (int)(o->a->target_s * 1e9 / ((double)rounds * (double)est) + 0.5);
-    if (o->per_block < 1) o->per_block = 1;
+    if (o->per_block < o->a->min_block) o->per_block = o->a->min_block;
     for (size_t i = 0; i < o->nv; i++) {
         variant *v = &o->vs[i];
         if (v->profiled) v->hooks = bench_hooks(mode, v->memory, v->ops);

@@ -10,6 +10,7 @@ typedef struct bench_overhead_args {
     const char *name; /* the model's name on every line */
     double target_s;  /* timed forwards per setting, in seconds of forwards */
     int rounds;       /* each setting runs one block per round */
+    int min_block;    /* forwards a block at least, whatever target_s says (>= 1) */
     int diag;         /* the [shim-only] row too */
     int copies;       /* copies of each kind, rotated per round (bench_copy_plan) */
     int cpu_clock;    /* forwards timed on the thread's CPU clock; 0: the wall clock */

@@ -3,7 +3,7 @@
  * builds its own (bench_model.h); only the loops around the forwards are the bench's.
  *
  *   lp_bench_torch overhead MODEL.pt --exec hooks|markers|opt [--name N] [--target-s S]
- *                  [--rounds R] [--copies K] [--input SPEC]...
+ *                  [--rounds R] [--min-block N] [--copies K] [--input SPEC]...
  *   lp_bench_torch report MODEL.pt [--reps K]
  *   lp_bench_torch iterations MODEL.pt [--max N]
  *   lp_bench_torch loop MODEL.pt --exec E --setting S [--n N]   (for callgrind)
@@ -328,10 +328,12 @@ int main(int argc, char **argv) {
                                  .name = name,
                                  .target_s = atof(bench_arg(argc, argv, "--target-s", "3")),
                                  .rounds = atoi(bench_arg(argc, argv, "--rounds", "20")),
+                                 .min_block = atoi(bench_arg(argc, argv, "--min-block", "1")),
                                  .diag = atoi(bench_arg(argc, argv, "--diag", "1")),
                                  .copies = atoi(bench_arg(argc, argv, "--copies", "1")),
                                  .cpu_clock =
                                      strcmp(bench_arg(argc, argv, "--clock", "cpu"), "wall") != 0};
+        if (a.min_block < 1) a.min_block = 1;
         return bench_overhead(&a);
     }
     if (!strcmp(cmd, "report"))
