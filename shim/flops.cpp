@@ -112,8 +112,8 @@ void forget_flops() {
 }
 lp_thread_block g_flops_block = {sizeof(FlopsThread), forget_flops, {}, {}};
 
-// The thread's state; null without memory for it, and then nothing is counted on this thread
-// (start and end alike, so the ops stay paired).
+// The thread's state; null without memory for it, and then the op is not counted (asked again at
+// the next op: an end whose start found none finds no open op, flops_op_end's n_unknown check).
 FlopsThread *flops_thread() noexcept {
     if (!t_flops) { // once per thread: zeroed memory is an empty NameCache and OpenOps
         void *block = lp_thread_block_get(&g_flops_block);

@@ -393,7 +393,9 @@ int lp_cupti_enable(lp_cupti *c, char *why, size_t n) {
 void lp_cupti_push(lp_cupti *c, uint64_t scope) {
     if (c->tagging == LP_CUPTI_TAGGING_CALLBACKS) {
         uint32_t d = tl_depth++;
-        if (!tl_scopes) tl_scopes = lp_thread_block_get(&scopes_block); /* once per thread */
+        /* Made at an outermost push only, so a stack that exists holds every open scope; without
+         * memory for it, each push fails once (its pop then counts nothing more). */
+        if (!tl_scopes && d == 0) tl_scopes = lp_thread_block_get(&scopes_block);
         if (d < LP_CUPTI_MAX_DEPTH && tl_scopes)
             tl_scopes[d] = scope;
         else
@@ -407,7 +409,7 @@ void lp_cupti_push(lp_cupti *c, uint64_t scope) {
 void lp_cupti_pop(lp_cupti *c, uint64_t scope) {
     if (c->tagging == LP_CUPTI_TAGGING_CALLBACKS) {
         uint32_t d = tl_depth;
-        if (d == 0 || (d <= LP_CUPTI_MAX_DEPTH && (!tl_scopes || tl_scopes[d - 1] != scope)))
+        if (d == 0 || (d <= LP_CUPTI_MAX_DEPTH && tl_scopes && tl_scopes[d - 1] != scope))
             atomic_fetch_add_explicit(&c->push_failures, 1, memory_order_relaxed);
         if (d) tl_depth = d - 1;
         return;
