@@ -20,12 +20,12 @@
 // of each setting, in ROUND_SLICES slices: slice s of every setting, in an order that rotates
 // each round, before slice s + 1 of any, so that every setting's forwards spread over the whole
 // round and meet the same spells of the machine's other work (back to back, a spell of a second
-// slowed one setting's block and not the reference's; bench/README.md, "Slices"). A block's time
-// is the sum of its slices'; the 1/100 setting's block still holds its B/100 profiled forwards,
-// wherever they fall (the sampler counts the session's forwards, not the slices). x_opt is the
-// median over rounds of block / opt's block in the same round (on the thread's CPU clock), with its
-// interval as lp_bench_torch's (bench_ratio_interval: the order-statistic 95% interval of that
-// median, widened each side by the [A/A] spread, at least BENCH_RATIO_FLOOR; bench/README.md,
+// slowed one setting's block and not the reference's; bench/README.md, "The fast end"). A block's
+// time is the sum of its slices'; the 1/100 setting's block still holds its B/100 profiled
+// forwards, wherever they fall (the sampler counts the session's forwards, not the slices). x_opt
+// is the median over rounds of block / opt's block in the same round (on the thread's CPU clock),
+// with its interval as lp_bench_torch's (bench_ratio_interval: the order-statistic 95% interval of
+// that median, widened each side by the [A/A] spread, at least BENCH_RATIO_FLOOR; bench/README.md,
 // "Verdicts"). B is a multiple of 100, so each block of 1/100 holds exactly B/100 profiled
 // forwards. The budget (1/100 <= 1.01x) is printed as a BUDGET line (bench_stats.h): PASS, MISS,
 // UNSURE, or SUSPECT when a session's stream reads faster than `opt` beyond the noise (it runs
