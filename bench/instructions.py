@@ -107,9 +107,13 @@ C_ENTRY_POINTS = re.compile(r"(lp_session_forward_begin|lp_session_forward_end)$
 
 def own_instructions(valgrind, dump):
     """The inclusive instructions of ENTRY_POINTS in one callgrind dump. callgrind_annotate lists
-    a function once per source file its code came from (its own, and each inlined header's), so
-    every part is summed; it runs from / so that every file name is absolute and none is listed
-    twice (from elsewhere it lists some both relative and absolute)."""
+    a function once per source file its code came from: under the file of its entry, with its
+    object ("[/path/lib.so]"), and again under each other file inlined into it, without one.
+    The entry's line holds the whole inclusive cost, calls made from inlined code included; the
+    other lines repeat parts of it (an inlined atomic load at a function's start put its entry in
+    atomic_base.h and listed the calls of its body twice), so only lines with an object count.
+    It runs from / so that every file name is absolute and none is listed twice (from elsewhere
+    it lists some both relative and absolute)."""
     annotate = os.path.join(os.path.dirname(valgrind), "callgrind_annotate")
     if not os.path.exists(annotate):
         annotate = shutil.which("callgrind_annotate") or "callgrind_annotate"
@@ -119,7 +123,7 @@ def own_instructions(valgrind, dump):
         sys.exit(f"instructions.py: callgrind_annotate {dump} failed:\n{p.stderr[-2000:]}")
     total, seen = 0, set()
     for line in p.stdout.splitlines():
-        m = re.match(r"\s*([\d,]+)\s+\([^)]*\)\s+(/\S*?):(.*?)(?: \[.*\])?$", line)
+        m = re.match(r"\s*([\d,]+)\s+\([^)]*\)\s+(/\S*?):(.*?) \[(/[^\]]*)\]$", line)
         e = (ENTRY_POINTS.search(m.group(3)) or C_ENTRY_POINTS.match(m.group(3))) if m else None
         if e:
             total += int(m.group(1).replace(",", ""))
