@@ -23,16 +23,22 @@ static int get_cpu_total(const lp_figures *fig, double iterations, double *out) 
     return 1;
 }
 
-/* CUDA time per iteration, for rows that are calls (modules and ops that ran): the "(self)" and
- * Total rows carry CPU time only, so they stay blank here rather than show a false 0. */
+/* CUDA time per iteration, for rows that are calls (modules and ops that ran) or hold CUDA time
+ * without a call of their own (a container such as a ModuleList, whose total is its items'; a row
+ * standing for folded modules): the "(self)" and Total rows carry CPU time only, so they stay
+ * blank here rather than show a false 0. */
+static int has_cuda(const lp_figures *fig) {
+    return fig->calls > 0 || fig->cuda_total_ns > 0 || fig->cuda_self_ns > 0;
+}
+
 static int get_self_cuda(const lp_figures *fig, double iterations, double *out) {
     *out = (double)fig->cuda_self_ns / iterations;
-    return fig->calls > 0;
+    return has_cuda(fig);
 }
 
 static int get_cuda_total(const lp_figures *fig, double iterations, double *out) {
     *out = (double)fig->cuda_total_ns / iterations;
-    return fig->calls > 0;
+    return has_cuda(fig);
 }
 
 static int get_calls(const lp_figures *fig, double iterations, double *out) {

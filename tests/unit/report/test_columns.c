@@ -94,6 +94,29 @@ static void stat_columns_are_blank_without_calls_or_a_base(void **state) {
     assert_true(value("share", &idle) == 0.0);
 }
 
+/* CUDA time: blank on a row that is no call and holds none (the "(self)" and Total rows); shown
+ * on a container, which is never called but holds its items' kernels (a ModuleList: on the H200
+ * its row read blank beside a CPU total while its parent's CUDA total was all its items'). */
+static void cuda_columns_show_a_container_and_leave_a_time_only_row_blank(void **state) {
+    (void)state;
+    lp_figures f;
+    memset(&f, 0, sizeof f);
+    f.self_ns = f.total_ns = 3000; /* a "(self)" row: CPU time only */
+    assert_true(isnan(value("self_cuda", &f)));
+    assert_true(isnan(value("cuda_total", &f)));
+    lp_figures list;
+    memset(&list, 0, sizeof list);
+    list.total_ns = 6000;
+    list.cuda_total_ns = 60000; /* its items' kernels over the 2 forwards value() divides by */
+    assert_true(value("cuda_total", &list) == 30000.0);
+    assert_true(value("self_cuda", &list) == 0.0);
+    lp_figures call;
+    memset(&call, 0, sizeof call);
+    call.calls = 1; /* a call that launched nothing: 0, not blank */
+    assert_true(value("self_cuda", &call) == 0.0);
+    assert_true(value("cuda_total", &call) == 0.0);
+}
+
 static void default_columns_leave_the_statistics_out(void **state) {
     (void)state;
     lp_tree t;
@@ -215,6 +238,7 @@ int main(void) {
         cmocka_unit_test(stat_columns_show_per_call_values_independent_of_iterations),
         cmocka_unit_test(model_figure_columns),
         cmocka_unit_test(stat_columns_are_blank_without_calls_or_a_base),
+        cmocka_unit_test(cuda_columns_show_a_container_and_leave_a_time_only_row_blank),
         cmocka_unit_test(default_columns_leave_the_statistics_out),
         cmocka_unit_test(default_columns_follow_what_the_tree_recorded),
     };
