@@ -118,8 +118,8 @@ pt2=0
 
 # 5. layerprof against torch.profiler, per module.
 # Judged: resnet18 and resnet50. Reported only: the transformer and deeplabv3, where torch.profiler
-# is the weaker reference (no rows below a ModuleList's items; kernels of SqueezeExcitation that
-# it places at the root: docs/cuda.md).
+# is the weaker reference (no row for a ModuleList itself; kernels of SqueezeExcitation that it
+# places at the root: docs/cuda.md).
 compare_step() {
     for case in "resnet18:$ROOT/models/resnet18.pt:1x3x224x224:cupti events:judged" \
         "resnet50:$MODELS/resnet50.pt:32x3x224x224:cupti events:judged" \
