@@ -154,14 +154,21 @@ def without_containers(lp_paths, containers):
     """{torch.profiler's name: layerprof's path} for the modules inside a container.
 
     torch.profiler's "Module Hierarchy" names a ModuleList's item from the forward that iterates
-    the list, without the list: torch 2.11 on the H200 gave `encoder.0.linear1` where the module
-    is `encoder.layers.0.linear1` (same figures, 30.8 us and 30.8 us)."""
-    alias = {}
+    the list, without the list: torch 2.11 on the H200 gave `encoder.0` where the module is
+    `encoder.layers.0` (30.8 us on both sides). A short name two modules share (two lists under
+    one parent, both with an item 0) is ambiguous there, since torch.profiler's row holds both:
+    it is left unmatched rather than compared with one of them."""
+    alias, taken = {}, set()
     for p in lp_paths:
         parts = p.split(".") if p else []
         kept = [s for k, s in enumerate(parts) if ".".join(parts[:k + 1]) not in containers]
         short = ".".join(kept)
-        if short != p and short not in lp_paths:
+        if short == p or short in lp_paths:
+            continue
+        if short in alias or short in taken:
+            alias.pop(short, None)
+            taken.add(short)
+        else:
             alias[short] = p
     return alias
 
@@ -177,6 +184,13 @@ def self_test():
     # A short name that is itself a module is never taken over.
     if without_containers(["", "x", "x.0", "0"], {"x"}) != {}:
         sys.exit("self-test: a short name that is a module was aliased")
+    # Two lists under one parent, and three items sharing a name: ambiguous, never matched.
+    two = ["", "enc", "enc.a", "enc.a.0", "enc.b", "enc.b.0", "enc.a.1"]
+    if without_containers(two, {"enc.a", "enc.b"}) != {"enc.1": "enc.a.1"}:
+        sys.exit(f"self-test: ambiguous names gave {without_containers(two, {'enc.a', 'enc.b'})}")
+    three = ["", "l", "l.0", "l.0.1", "l.1", "l.1.1", "l.2", "l.2.1"]
+    if "1" in without_containers(three, {"l", "l.0", "l.1", "l.2"}):
+        sys.exit("self-test: a name three modules share was matched")
     print("self-test: ok")
     return 0
 

@@ -24,9 +24,9 @@ static int get_cpu_total(const lp_figures *fig, double iterations, double *out) 
 }
 
 /* CUDA time per iteration, for rows that are calls (modules and ops that ran) or hold CUDA time
- * without a call of their own (a container such as a ModuleList, whose total is its items'; a row
- * standing for folded modules): the "(self)" and Total rows carry CPU time only, so they stay
- * blank here rather than show a false 0. */
+ * without a call of their own (a container such as a ModuleList, whose total is its items'): the
+ * "(self)" and Total rows carry CPU time only, so they stay blank here rather than show a false 0.
+ * A container whose items launched no kernel cannot be told from those rows here: blank too. */
 static int has_cuda(const lp_figures *fig) {
     return fig->calls > 0 || fig->cuda_total_ns > 0 || fig->cuda_self_ns > 0;
 }
