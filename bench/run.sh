@@ -76,14 +76,16 @@ models_dir=${LP_MODELS_DIR:-$repo/models}
 # Seconds of forwards per setting per model, interleaving rounds, and the rest, per profile
 # (pairs: region begin/end pairs per block of the regions micro benchmark; copies: loaded copies
 # of each kind the overhead rounds rotate over; min_block: forwards per block at least, so that a
-# long model's block has a fast end to read, bench/README.md "The fast end").
+# long model's block has a fast end to read, bench/README.md "The fast end"; o_rounds: the
+# overhead section's rounds, 40 in the full run, where 20 left resnet18's and mobilenet_v2's
+# lines undecided, bench/results/2026-11-28-forty-rounds.md).
 case $profile in
 full)  target=4;    rounds=20; reps=9; thru=2;    tree_max=100000; tree_reps=3; iter_max=1000; diag=1
-       pairs=1000000; s_block=200; s_rounds=15; s_renders=200; copies=3; min_block=6 ;;
+       pairs=1000000; s_block=200; s_rounds=15; s_renders=200; copies=3; min_block=6; o_rounds=40 ;;
 quick) target=0.6;  rounds=8;  reps=3; thru=0.5;  tree_max=10000;  tree_reps=2; iter_max=1000; diag=0
-       pairs=1000000; s_block=100; s_rounds=6; s_renders=50; copies=2; min_block=1 ;;
+       pairs=1000000; s_block=100; s_rounds=6; s_renders=50; copies=2; min_block=1; o_rounds=8 ;;
 smoke) target=0.02; rounds=2;  reps=1; thru=0.02; tree_max=10000;  tree_reps=1; iter_max=100;  diag=1
-       pairs=10000; s_block=10; s_rounds=1; s_renders=2; copies=1; min_block=1
+       pairs=10000; s_block=10; s_rounds=1; s_renders=2; copies=1; min_block=1; o_rounds=2
        [ "$models" = alexnet,resnet18,mobilenet_v2,transformer,lstm_cell,nested ] &&
            models=resnet18,lstm_cell,nested
        [ $packages_given = 1 ] || packages="" ;;
@@ -267,7 +269,7 @@ else
             echo "  $m: $pt not found (export the models: see models/README.md); skipped"
             continue
         fi
-        common=(--name "$m" --target-s "$target" --rounds "$rounds" --clock "$clock" --diag "$diag"
+        common=(--name "$m" --target-s "$target" --rounds "$o_rounds" --clock "$clock" --diag "$diag"
                 --copies "$copies" --min-block "$min_block")
         # Each process loads copies of the model, optimised and unmarked ones as x_opt's reference,
         # and rotates over them round by round (bench/README.md, "Copies").
