@@ -5,8 +5,10 @@
 #   bench/run.sh [--quick | --smoke] [--build DIR] [--no-build] [--clock cpu|wall] [--models a,b,...]
 #                [--region-models a,b,...] [--packages a,b,...] [--only sampling | --skip sampling]
 #
-#   (default)  the full run, ~8 minutes on 2 cores, 3 more for the packages with libtorch 2.x
-#              (and 4 the first time, exporting them)
+#   (default)  the full run: 20 minutes on 2 cores for resnet18, mobilenet_v2, lstm_cell,
+#              pat_loops and nested without the sampling section (2026-11-28; the CNNs' 40
+#              rounds are most of it), 3 more for the packages with libtorch 2.x (and 4 the
+#              first time, exporting them)
 #   --quick    fewer repetitions, no [shim-only] row, smaller trees: ~85 s, wider intervals
 #   --smoke    tiny repetition counts: proves the harness works (ctest bench.smoke); the numbers
 #              mean nothing
