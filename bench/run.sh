@@ -79,8 +79,8 @@ models_dir=${LP_MODELS_DIR:-$repo/models}
 # (pairs: region begin/end pairs per block of the regions micro benchmark; copies: loaded copies
 # of each kind the overhead rounds rotate over; min_block: forwards per block at least, so that a
 # long model's block has a fast end to read, bench/README.md "The fast end"; o_rounds: the
-# overhead section's rounds, 40 in the full run, where 20 left resnet18's and mobilenet_v2's
-# lines undecided, bench/results/2026-11-28-forty-rounds.md).
+# overhead section's rounds, 40 in the full run: at 20, resnet18's and mobilenet_v2's lines were
+# undecided in one run of two, bench/results/2026-11-28-forty-rounds.md).
 case $profile in
 full)  target=4;    rounds=20; reps=9; thru=2;    tree_max=100000; tree_reps=3; iter_max=1000; diag=1
        pairs=1000000; s_block=200; s_rounds=15; s_renders=200; copies=3; min_block=6; o_rounds=40 ;;
