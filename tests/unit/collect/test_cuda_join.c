@@ -537,12 +537,18 @@ static void test_cuda_columns_appear_with_cuda_time_and_cuda_memory(void **state
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
         assert_true(has_column(cols, n, want[i]));
 
-    /* Rows that are not calls (the Total and "(self)" rows) stay blank. */
+    /* Rows that are not calls and hold CPU time only (the Total and "(self)" rows) stay blank; a
+     * container, never called, shows the CUDA time its items launched; a call shows its own,
+     * 0 included. */
     lp_figures fig;
     memset(&fig, 0, sizeof fig);
-    fig.cuda_self_ns = 5;
+    fig.self_ns = fig.total_ns = 5;
     double v;
     assert_int_equal(lp_column_value(lp_column_find("self_cuda"), t, &fig, LP_COLGRP_ALL, &v), 0);
+    assert_int_equal(lp_column_value(lp_column_find("cuda_total"), t, &fig, LP_COLGRP_ALL, &v), 0);
+    fig.cuda_total_ns = 5;
+    assert_int_equal(lp_column_value(lp_column_find("cuda_total"), t, &fig, LP_COLGRP_ALL, &v), 1);
+    memset(&fig, 0, sizeof fig);
     fig.calls = 1;
     assert_int_equal(lp_column_value(lp_column_find("self_cuda"), t, &fig, LP_COLGRP_ALL, &v), 1);
 }
