@@ -45,7 +45,8 @@ DTYPES = {
 # ---- layerprof -----------------------------------------------------------------------------------
 
 def run_layerprof(args):
-    """{path: cuda_total_us per forward} from the CLI, plus the notes it printed."""
+    """{path: cuda_total_us per forward} from the CLI, the notes it printed, and its container
+    modules' paths (ModuleList, ModuleDict: the JSON report's `container`)."""
     base = [args.layerprof, args.model, "--device", args.device, "--warmup", str(args.warmup),
             "--iterations", str(args.iterations), "--cuda-timing", args.timing]
     if args.unoptimized:
@@ -56,18 +57,18 @@ def run_layerprof(args):
     if p.returncode == 0:
         doc = json.loads(p.stdout)
         its = doc["iterations"] or 1
-        out = {}
+        out, containers = {}, set()
         for m in doc["modules"]:
             if "cuda_total_ns" in m:
                 out[m["path"]] = m["cuda_total_ns"] / its / 1e3
             if m.get("container"):
-                CONTAINERS.add(m["path"])
+                containers.add(m["path"])
         run = doc.get("run", {})
         out_notes = run.get("notes", [])
         if run.get("forward_ns"):
             out_notes = out_notes + [f"forward until the device is idle: "
                                      f"{run['forward_ns'] / 1e3:.1f} us"]
-        return out, out_notes
+        return out, out_notes, containers
     if "format" not in p.stderr:
         sys.exit(f"layerprof failed ({p.returncode}):\n{p.stderr}")
     # An older CLI: read the ASCII tree.
@@ -75,7 +76,8 @@ def run_layerprof(args):
                        capture_output=True, text=True)
     if p.returncode != 0:
         sys.exit(f"layerprof failed ({p.returncode}):\n{p.stderr}")
-    return parse_tree(p.stdout)
+    rows, notes = parse_tree(p.stdout)
+    return rows, notes, set()  # the tree does not say which modules are containers
 
 
 def parse_tree(text):
@@ -144,10 +146,6 @@ def make_inputs(torch, model_path, args, device):
             t = torch.randint(lo, hi, shape)
         out.append(t.to(dtype).to(device))
     return out
-
-
-# layerprof's container modules (ModuleList, ModuleDict), from its JSON report.
-CONTAINERS = set()
 
 
 def without_containers(lp_paths, containers):
@@ -290,7 +288,7 @@ def main():
     if not os.path.exists(args.model):
         sys.exit(f"no model at {args.model}")
 
-    lp, notes = run_layerprof(args)
+    lp, notes, containers = run_layerprof(args)
     tp, tp_unattributed, tp_device, n_ops, (plain_us, profiled_us) = run_torch_profiler(args)
     for note in notes:
         print(f"layerprof: {note}")
@@ -305,7 +303,7 @@ def main():
     if not lp or not tp:
         return 0 if args.device == "cpu" else 1
 
-    alias = without_containers(set(lp), CONTAINERS)
+    alias = without_containers(set(lp), containers)
     renamed = [q for q in tp if q in alias]
     tp = {alias.get(q, q): us for q, us in tp.items()}
     if renamed:
