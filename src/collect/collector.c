@@ -67,15 +67,21 @@ static inline lp_thread_state *state_of(lp_collector *c) {
 
 /* ---- frames ---------------------------------------------------------------------------------- */
 
-static inline lp_frame *push(lp_thread_state *ts, int kind, int32_t node, uint64_t t,
-                             int measured) {
-    if (ts->sp == LP_MAX_STACK || ts->overflow) {
+/* The innermost open frame, NULL outside every call. */
+static inline const lp_frame *top_frame(const lp_thread_state *ts) {
+    return ts->sp ? &ts->stack[ts->sp - 1] : NULL;
+}
+
+/* Opens a frame above `top` (top_frame: its caller has usually read it already). */
+static inline lp_frame *push_on(lp_thread_state *ts, const lp_frame *top, int kind, int32_t node,
+                                uint64_t t, int measured) {
+    int sp = ts->sp;
+    if (sp == LP_MAX_STACK || ts->overflow) {
         ts->overflow++;
         ts->dropped++;
         return NULL;
     }
-    lp_frame *f = &ts->stack[ts->sp];
-    int below_module = ts->sp ? ts->stack[ts->sp - 1].module_frame : -1;
+    lp_frame *f = &ts->stack[sp];
     f->t_start = t;
     f->child_ns = 0;
     f->serial = ++ts->next_serial;
@@ -83,14 +89,17 @@ static inline lp_frame *push(lp_thread_state *ts, int kind, int32_t node, uint64
     f->kind = (uint8_t)kind;
     f->measured = (uint8_t)measured;
     f->is_call = 1;
-    f->module_frame = kind == FRAME_MODULE ? ts->sp : below_module;
-    f->region_frame = kind == FRAME_REGION ? ts->sp
-                      : ts->sp             ? ts->stack[ts->sp - 1].region_frame
-                                           : -1;
+    f->module_frame = kind == FRAME_MODULE ? sp : top ? top->module_frame : -1;
+    f->region_frame = kind == FRAME_REGION ? sp : top ? top->region_frame : -1;
     memset(f->mem, 0, sizeof f->mem);
     f->scope = 0;
-    ts->sp++;
+    ts->sp = sp + 1;
     return f;
+}
+
+static inline lp_frame *push(lp_thread_state *ts, int kind, int32_t node, uint64_t t,
+                             int measured) {
+    return push_on(ts, top_frame(ts), kind, node, t, measured);
 }
 
 /* Scope hooks (CUDA timing, NVTX) around a frame just pushed: measured modules, and op rows when
@@ -107,16 +116,22 @@ static inline void scope_enter(lp_collector *c, const lp_thread_state *ts, lp_fr
     }
 }
 
-/* Whether a call opened now inherits being measured: a region measures only itself. */
+/* Whether a call opened above `top` inherits being measured: a region measures only itself. */
+static inline int measured_above(const lp_frame *top) {
+    return top && top->measured && top->kind != FRAME_REGION;
+}
+
 static inline int top_measured(const lp_thread_state *ts) {
-    return ts->sp ? ts->stack[ts->sp - 1].measured && ts->stack[ts->sp - 1].kind != FRAME_REGION
-                  : 0;
+    return measured_above(top_frame(ts));
+}
+
+/* The module node of the innermost module frame at or below `top`, -1 when none. */
+static inline int32_t module_node_at(const lp_thread_state *ts, const lp_frame *top) {
+    return top && top->module_frame >= 0 ? ts->stack[top->module_frame].node : -1;
 }
 
 static inline int32_t top_module_node(const lp_thread_state *ts) {
-    if (!ts->sp) return -1;
-    int mf = ts->stack[ts->sp - 1].module_frame;
-    return mf >= 0 ? ts->stack[mf].node : -1;
+    return module_node_at(ts, top_frame(ts));
 }
 
 static void record_memory(lp_collector *c, lp_figures *fig, const lp_frame *f) {
@@ -146,7 +161,8 @@ static void trace_span(const lp_collector *c, lp_thread_state *ts, const lp_fram
 /* A closed call's figures: count, times (self = total minus what nested calls took), memory. A
  * method frame (a module's method other than forward, run from outside it) adds its time and
  * nothing else: a call is a forward, and per-call figures describe calls. */
-static void record_call(lp_collector *c, lp_figures *fig, const lp_frame *f, uint64_t total) {
+static inline void record_call(lp_collector *c, lp_figures *fig, const lp_frame *f,
+                               uint64_t total) {
     fig->total_ns += total;
     fig->self_ns += total > f->child_ns ? total - f->child_ns : 0;
     if (!f->is_call) return;
@@ -217,11 +233,13 @@ static int enter_module(lp_collector *c, int32_t module, int is_call, uint64_t t
     lp_thread_state *ts = state_of(c);
     if (!ts) return 0;
     ts->events++;
-    if (module < 0 || (size_t)module >= c->tree->n_nodes || module == top_module_node(ts)) {
-        push(ts, FRAME_PASS, -1, t, top_measured(ts));
+    const lp_frame *top = top_frame(ts);
+    if (module < 0 || (size_t)module >= c->tree->n_nodes || module == module_node_at(ts, top)) {
+        push_on(ts, top, FRAME_PASS, -1, t, measured_above(top));
         return ops_wanted(c, ts);
     }
-    lp_frame *f = push(ts, FRAME_MODULE, module, t, c->measured_root[module] || top_measured(ts));
+    lp_frame *f =
+        push_on(ts, top, FRAME_MODULE, module, t, c->measured_root[module] || measured_above(top));
     if (f) f->is_call = (uint8_t)is_call;
     scope_enter(c, ts, f, NULL);
     return ops_wanted(c, ts);

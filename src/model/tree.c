@@ -29,15 +29,6 @@ double lp_stat_mean(const lp_stat *s) {
     return s->n ? (double)s->sum / (double)s->n : 0.0;
 }
 
-void lp_welford_add(lp_welford *w, uint64_t x) {
-    if (w->n == 0 || x < w->min) w->min = x;
-    if (w->n == 0 || x > w->max) w->max = x;
-    w->n++;
-    double delta = (double)x - w->mean;
-    w->mean += delta / (double)w->n;
-    w->m2 += delta * ((double)x - w->mean);
-}
-
 void lp_welford_merge(lp_welford *into, const lp_welford *from) {
     if (from->n == 0) return;
     if (into->n == 0) {

@@ -49,7 +49,19 @@ typedef struct lp_welford {
     uint64_t min, max; /* 0 when n is 0 */
 } lp_welford;
 
-void lp_welford_add(lp_welford *w, uint64_t x);
+/* Adds one sample. Inline: the collector adds one per closed call, on the hot path. */
+static inline void lp_welford_add(lp_welford *w, uint64_t x) {
+    uint64_t n = ++w->n;
+    if (n == 1) {
+        w->min = w->max = x;
+    } else {
+        if (x < w->min) w->min = x;
+        if (x > w->max) w->max = x;
+    }
+    double delta = (double)x - w->mean;
+    w->mean += delta / (double)n;
+    w->m2 += delta * ((double)x - w->mean);
+}
 void lp_welford_merge(lp_welford *into, const lp_welford *from);
 /* Sample standard deviation (n - 1); 0 when n < 2. */
 double lp_welford_std(const lp_welford *w);
