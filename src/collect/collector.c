@@ -23,6 +23,11 @@
 #include "collect/cuda_join.h"
 #include "layerprof.h"
 
+/* A helper of the per-event entries, inlined into each whatever the compiler's size heuristics
+ * say: each call saved is a prologue and an epilogue per event (callgrind, modules only: 327 ->
+ * 301 instructions per module call pair for pop, enter_module and record_hist). */
+#define HOT static inline __attribute__((always_inline))
+
 static LP_THREAD_LOCAL uint64_t tls_generation;
 static LP_THREAD_LOCAL lp_thread_state *tls_state;
 
@@ -134,7 +139,9 @@ static inline int32_t top_module_node(const lp_thread_state *ts) {
     return module_node_at(ts, top_frame(ts));
 }
 
-static void record_memory(lp_collector *c, lp_figures *fig, const lp_frame *f) {
+/* Out of line: only with memory on, and the modules-only pop stays small without it. */
+static __attribute__((noinline)) void record_memory(lp_collector *c, lp_figures *fig,
+                                                    const lp_frame *f) {
     for (int d = 0; d < LP_DEV_COUNT; d++) {
         if (!(c->cfg.memory_devices & (1u << d))) continue;
         lp_stat_add(&fig->mem[d].retained, f->mem[d].live);
@@ -172,8 +179,8 @@ static inline void record_call(lp_collector *c, lp_figures *fig, const lp_frame 
 }
 
 /* A measured module call into its histograms (cfg.histograms), as hist_mode says. */
-static inline void record_hist(const lp_collector *c, lp_thread_state *ts, const lp_frame *f,
-                               uint64_t total) {
+HOT void record_hist(const lp_collector *c, lp_thread_state *ts, const lp_frame *f,
+                     uint64_t total) {
     uint8_t mode = c->hist_mode[f->node];
     if (mode == HIST_NONE) return;
     lp_module_hist *h = &ts->hist[f->node];
@@ -184,13 +191,13 @@ static inline void record_hist(const lp_collector *c, lp_thread_state *ts, const
 }
 
 /* Closes the top frame at time t and adds its figures to its node. */
-static void pop(lp_collector *c, lp_thread_state *ts, uint64_t t) {
+HOT void pop(lp_collector *c, lp_thread_state *ts, uint64_t t) {
     lp_frame *f = &ts->stack[--ts->sp];
     if (__builtin_expect(atomic_load_explicit(&c->tracing, memory_order_relaxed), 0))
         trace_span(c, ts, f, t);
     if (f->scope) c->cfg.scopes.exit(c->cfg.scopes.ctx, f->scope);
     uint64_t total = t > f->t_start ? t - f->t_start : 0;
-    lp_frame *below = ts->sp ? &ts->stack[ts->sp - 1] : NULL;
+    lp_frame *below = ts->sp ? f - 1 : NULL;
     if (f->kind == FRAME_MODULE) {
         if (f->measured) {
             record_call(c, &ts->mods[f->node], f, total);
@@ -229,7 +236,7 @@ static inline int ops_wanted(const lp_collector *c, const lp_thread_state *ts) {
 
 /* A module frame: a forward call (is_call) or another method of the module. A frame on the
  * module already innermost is a helper method of that call: it passes through. */
-static int enter_module(lp_collector *c, int32_t module, int is_call, uint64_t t) {
+HOT int enter_module(lp_collector *c, int32_t module, int is_call, uint64_t t) {
     lp_thread_state *ts = state_of(c);
     if (!ts) return 0;
     ts->events++;

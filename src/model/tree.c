@@ -10,13 +10,6 @@
 #include "base/error.h"
 #include "layerprof.h"
 
-void lp_stat_add(lp_stat *s, int64_t v) {
-    if (s->n == 0 || v < s->min) s->min = v;
-    if (s->n == 0 || v > s->max) s->max = v;
-    s->sum += v;
-    s->n++;
-}
-
 void lp_stat_merge(lp_stat *into, const lp_stat *from) {
     if (from->n == 0) return;
     if (into->n == 0 || from->min < into->min) into->min = from->min;
