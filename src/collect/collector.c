@@ -23,10 +23,10 @@
 #include "collect/cuda_join.h"
 #include "layerprof.h"
 
-/* A helper of the per-event entries, inlined into each whatever the compiler's size heuristics
- * say: each call saved is a prologue and an epilogue per event (callgrind, modules only: 327 ->
- * 301 instructions per module call pair for pop, enter_module and record_hist). */
-#define HOT static inline __attribute__((always_inline))
+/* For the hot path's helpers (pop, enter_module, record_hist): inlined into each entry that calls
+ * them, whatever gcc's size heuristics say. Each call saved is a prologue and an epilogue per
+ * event (callgrind, modules only: about 27 instructions per module call pair for these three). */
+#define LP_FORCE_INLINE static inline __attribute__((always_inline))
 
 static LP_THREAD_LOCAL uint64_t tls_generation;
 static LP_THREAD_LOCAL lp_thread_state *tls_state;
@@ -179,8 +179,8 @@ static inline void record_call(lp_collector *c, lp_figures *fig, const lp_frame 
 }
 
 /* A measured module call into its histograms (cfg.histograms), as hist_mode says. */
-HOT void record_hist(const lp_collector *c, lp_thread_state *ts, const lp_frame *f,
-                     uint64_t total) {
+LP_FORCE_INLINE void record_hist(const lp_collector *c, lp_thread_state *ts, const lp_frame *f,
+                                 uint64_t total) {
     uint8_t mode = c->hist_mode[f->node];
     if (mode == HIST_NONE) return;
     lp_module_hist *h = &ts->hist[f->node];
@@ -191,7 +191,7 @@ HOT void record_hist(const lp_collector *c, lp_thread_state *ts, const lp_frame 
 }
 
 /* Closes the top frame at time t and adds its figures to its node. */
-HOT void pop(lp_collector *c, lp_thread_state *ts, uint64_t t) {
+LP_FORCE_INLINE void pop(lp_collector *c, lp_thread_state *ts, uint64_t t) {
     lp_frame *f = &ts->stack[--ts->sp];
     if (__builtin_expect(atomic_load_explicit(&c->tracing, memory_order_relaxed), 0))
         trace_span(c, ts, f, t);
@@ -236,7 +236,7 @@ static inline int ops_wanted(const lp_collector *c, const lp_thread_state *ts) {
 
 /* A module frame: a forward call (is_call) or another method of the module. A frame on the
  * module already innermost is a helper method of that call: it passes through. */
-HOT int enter_module(lp_collector *c, int32_t module, int is_call, uint64_t t) {
+LP_FORCE_INLINE int enter_module(lp_collector *c, int32_t module, int is_call, uint64_t t) {
     lp_thread_state *ts = state_of(c);
     if (!ts) return 0;
     ts->events++;
